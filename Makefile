@@ -1,0 +1,45 @@
+# jevlab — make targets. `make run` opens the workbench on the shipped
+# example offline; `make test` runs every test.
+
+GO        ?= go
+BIN       := bin/jevlab
+PKGS      := ./...
+# The race detector is on in tests; CGO is required by go-sqlite3.
+export CGO_ENABLED := 1
+
+.PHONY: all build run test test-go tui-smoke bench lint fmt clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/jevlab
+
+run: build
+	./$(BIN)
+
+test: lint test-go tui-smoke
+
+test-go:
+	$(GO) test -race -count=1 -timeout 30m $(PKGS)
+
+# The real-terminal check runs when tmux is installed (.ci/run installs it).
+tui-smoke: build
+	@if command -v tmux >/dev/null 2>&1; then \
+		./scripts/tui-smoke.sh $(BIN); \
+	else \
+		echo "tui-smoke: tmux not installed, skipped"; \
+	fi
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m $(PKGS)
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf bin

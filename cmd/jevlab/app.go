@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// app holds what every command shares: the global flags, the standard
+// streams, and resources opened lazily (the database, providers) that must
+// be closed on exit.
+type app struct {
+	stdin          *os.File
+	stdout, stderr io.Writer
+
+	dbPath      string
+	baseURL     string
+	model       string
+	fixtures    []string
+	offline     bool
+	fresh       bool
+	concurrency int
+	rps         float64
+	timeout     time.Duration
+	keyEnv      string
+
+	closers []func() error
+}
+
+func newApp(stdin *os.File, stdout, stderr io.Writer) *app {
+	return &app{stdin: stdin, stdout: stdout, stderr: stderr}
+}
+
+// bindGlobalFlags declares the shared flags of design.md on root.
+func (a *app) bindGlobalFlags(root *cobra.Command) {
+	f := root.PersistentFlags()
+	f.StringVar(&a.dbPath, "db", "", "SQLite database (default $JEVLAB_DB or $XDG_DATA_HOME/jevlab/jevlab.db)")
+	f.StringVar(&a.baseURL, "base-url", "", "System One server (default $TYPESAFE_BASE_URL or https://api.typesafe.ai)")
+	f.StringVar(&a.model, "model", "", "model to request (default: the question set's, else jev-latest)")
+	f.StringArrayVar(&a.fixtures, "fixtures", nil, "recorded exchanges (JSON Lines) to answer from; repeatable")
+	f.BoolVar(&a.offline, "offline", false, "never call out: answer only from fixtures and stored runs")
+	f.BoolVar(&a.fresh, "fresh", false, "skip the answer cache (still records new answers)")
+	f.IntVar(&a.concurrency, "concurrency", 8, "requests in flight at once")
+	f.Float64Var(&a.rps, "rps", 15, "requests per second at most (TypeSafe allows 1,200/min)")
+	f.DurationVar(&a.timeout, "timeout", 30*time.Second, "per-attempt timeout")
+	f.StringVar(&a.keyEnv, "key-env", "TYPESAFE_API_KEY", "environment variable holding the API key")
+}
+
+// onClose registers fn to run when the command finishes.
+func (a *app) onClose(fn func() error) { a.closers = append(a.closers, fn) }
+
+func (a *app) close() {
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		if err := a.closers[i](); err != nil {
+			fmt.Fprintln(a.stderr, "jevlab: close:", err)
+		}
+	}
+	a.closers = nil
+}
+
+// runWorkbench opens the TUI; wired by the tui package's command file.
+func (a *app) runWorkbench(cmd *cobra.Command, args []string) error {
+	return cmd.Help()
+}

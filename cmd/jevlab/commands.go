@@ -1,0 +1,10 @@
+package main
+
+import "github.com/spf13/cobra"
+
+// commands lists every subcommand; each is defined in its own file.
+func commands(a *app) []*cobra.Command {
+	return []*cobra.Command{
+		// one line per command, e.g. newAskCmd(a),
+	}
+}

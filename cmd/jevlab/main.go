@@ -1,0 +1,86 @@
+// Command jevlab is a terminal workbench for designing and evaluating
+// question sets for System One decision models (TypeSafe's Jev and every
+// server that speaks POST /v1/systemone).
+//
+// main only parses flags and wires the packages together; every command's
+// work lives in the packages under provider/, evals/, store/ and tui/.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes: 0 ok, 1 a failed gate or regression, 2 usage or input errors.
+const (
+	exitOK       = 0
+	exitFailed   = 1
+	exitUsage    = 2
+	exitInternal = 3
+)
+
+// exitError carries an exit code through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageErr marks err as a usage or input error (exit 2).
+func usageErr(err error) error { return &exitError{code: exitUsage, err: err} }
+
+// failErr marks err as a failed gate or regression (exit 1).
+func failErr(err error) error { return &exitError{code: exitFailed, err: err} }
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run executes jevlab with args and returns the exit code.
+func run(args []string, stdin *os.File, stdout, stderr *os.File) int {
+	a := newApp(stdin, stdout, stderr)
+	root := newRootCmd(a)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.Execute()
+	a.close()
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil && ee.err.Error() != "" {
+			fmt.Fprintln(stderr, "jevlab:", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(stderr, "jevlab:", err)
+	return exitUsage
+}
+
+func newRootCmd(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "jevlab [FILE]",
+		Short:         "Design and evaluate question sets for System One decision models",
+		Long:          "jevlab is a terminal workbench for question sets asked of System One decision models\n(TypeSafe's Jev and every server that speaks POST /v1/systemone).\n\nWith no FILE it opens the shipped Banking77 example offline, from recorded Jev answers.",
+		Args:          cobra.MaximumNArgs(1),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	a.bindGlobalFlags(root)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErr(fmt.Errorf("%w (see '%s --help')", err, c.CommandPath()))
+	})
+	for _, c := range commands(a) {
+		root.AddCommand(c)
+	}
+	root.RunE = func(cmd *cobra.Command, args []string) error { return a.runWorkbench(cmd, args) }
+	return root
+}

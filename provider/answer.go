@@ -1,0 +1,119 @@
+package provider
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Usage is the token count the provider reports for one call.
+type Usage struct {
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
+}
+
+// Response is a decoded /v1/systemone body before checking. Answers stay raw
+// until Check reads them against the questions asked.
+type Response struct {
+	Model   string                     `json:"model"`
+	Answers map[string]json.RawMessage `json:"answers"`
+	Usage   Usage                      `json:"usage"`
+}
+
+// Source says where an answer came from.
+type Source string
+
+// Answer sources.
+const (
+	SourceLive    Source = "live"    // answered by the provider during this call
+	SourceCache   Source = "cache"   // replayed from a fixture file or the database
+	SourceStandIn Source = "standin" // synthesised by the stand-in (never Jev's)
+)
+
+// Provenance records where and when an answer was produced.
+type Provenance struct {
+	Source     Source    `json:"source"`
+	Model      string    `json:"model"`                // resolved model that answered
+	RecordedAt time.Time `json:"recorded_at,omitzero"` // when it was produced, if known
+	Origin     string    `json:"origin,omitempty"`     // fixture file or run id, for cached answers
+}
+
+// Answer is one checked answer. Probabilities are aligned to the question:
+// option order for a choice, level order for a score, and absent for a noul
+// (whose only value is P). Nothing is renormalised, rounded or thresholded.
+type Answer struct {
+	ID   string       `json:"id"`
+	Type QuestionType `json:"type"`
+	// P is a noul's P(true).
+	P float64 `json:"p,omitempty"`
+	// Choice is the label the provider chose (choice only).
+	Choice string `json:"choice,omitempty"`
+	// Score is the provider's expected level in [0, levels-1] (score only).
+	Score float64 `json:"score,omitempty"`
+	// Confidence is the provider's confidence; HasConfidence is false for a
+	// noul, which has none.
+	Confidence    float64 `json:"confidence,omitempty"`
+	HasConfidence bool    `json:"-"`
+	// Probs are the probabilities in question order (choice, score).
+	Probs []float64 `json:"probabilities,omitempty"`
+	// Raw is the answer object exactly as received, unknown fields included.
+	Raw json.RawMessage `json:"raw,omitempty"`
+	// Provenance says where the answer came from.
+	Provenance Provenance `json:"provenance"`
+}
+
+// Decision returns the index of the decided outcome: the chosen option for a
+// choice (the provider's choice field), the level with the highest
+// probability for a score (first on ties), and for a noul 1 when P >=
+// threshold else 0.
+func (a *Answer) Decision(threshold float64) int {
+	switch a.Type {
+	case Noul:
+		if a.P >= threshold {
+			return 1
+		}
+		return 0
+	default:
+		best, bi := -1.0, -1
+		for i, p := range a.Probs {
+			if p > best {
+				best, bi = p, i
+			}
+		}
+		return bi
+	}
+}
+
+// Result is the outcome of one call: the checked answers in request order
+// and the call's accounting.
+type Result struct {
+	Model     string        `json:"model"` // resolved model reported by the provider
+	Answers   []Answer      `json:"answers"`
+	Usage     Usage         `json:"usage"`
+	CostUSD   float64       `json:"cost_usd"`
+	Latency   time.Duration `json:"latency_ns"` // provider round trip (0 for a full cache hit)
+	RequestID string        `json:"request_id,omitempty"`
+	Attempts  int           `json:"attempts,omitempty"`
+	// Exchanges are the wire exchanges made or replayed for this result.
+	Exchanges []Exchange `json:"-"`
+}
+
+// Answer returns the answer for question id.
+func (r *Result) Answer(id string) (*Answer, bool) {
+	for i := range r.Answers {
+		if r.Answers[i].ID == id {
+			return &r.Answers[i], true
+		}
+	}
+	return nil, false
+}
+
+// Exchange is one recorded call in the fixture exchange format: the wire
+// bodies and nothing else (never headers, never the key).
+type Exchange struct {
+	ID         string          `json:"id,omitempty"`
+	Request    json.RawMessage `json:"request"`
+	Response   json.RawMessage `json:"response"`
+	LatencyMS  float64         `json:"latency_ms,omitempty"`
+	RecordedAt string          `json:"recorded_at,omitempty"`
+	Uncertain  []string        `json:"uncertain,omitempty"`
+}

@@ -1,0 +1,260 @@
+package provider
+
+import (
+	"encoding/json"
+	"fmt"
+	"unicode"
+	"unicode/utf8"
+)
+
+// API limits.
+const (
+	MinOptions = 2
+	MaxOptions = 255
+	MinLevels  = 2
+	MaxLevels  = 10
+	// DefaultMaxRequestBytes is the default ceiling on a serialized request.
+	DefaultMaxRequestBytes = 8 << 20
+)
+
+// Limits are the configurable parts of validation.
+type Limits struct {
+	// MaxRequestBytes caps the serialized request; 0 means the default.
+	MaxRequestBytes int
+}
+
+// Validate checks r against the API's limits with the default Limits.
+func (r *Request) Validate() error { return r.ValidateWith(Limits{}) }
+
+// ValidateWith checks every rule and returns a *ValidationError listing each
+// problem with its question id and field, or nil.
+func (r *Request) ValidateWith(lim Limits) error {
+	var probs []error
+	add := func(id, field, msg string) {
+		fe := &FieldError{Field: field, Msg: msg}
+		if id == "" {
+			probs = append(probs, fe)
+		} else {
+			probs = append(probs, &QuestionError{ID: id, Err: fe})
+		}
+	}
+	if r.Model == "" {
+		add("", "model", "missing; name a model such as jev-latest")
+	}
+	switch kindOf(r.State) {
+	case 's', 'o', 'a':
+	case 0:
+		add("", "state", "missing; give a string, object or array")
+	case 'n':
+		add("", "state", "is null; give a string, object or array")
+	case 'x':
+		add("", "state", "is not valid JSON")
+	default:
+		add("", "state", "must be a string, object or array, not a "+kindName(kindOf(r.State)))
+	}
+	if len(r.Questions) == 0 {
+		add("", "questions", "at least one question is required")
+	}
+	seen := make(map[string]bool, len(r.Questions))
+	for _, e := range r.Questions {
+		if seen[e.ID] {
+			add(e.ID, "id", "duplicate question id")
+		}
+		seen[e.ID] = true
+		for _, p := range e.Question.problems() {
+			probs = append(probs, &QuestionError{ID: e.ID, Err: p})
+		}
+	}
+	if len(probs) == 0 {
+		max := lim.MaxRequestBytes
+		if max <= 0 {
+			max = DefaultMaxRequestBytes
+		}
+		if n := r.Size(); n > max {
+			add("", "request", fmt.Sprintf("serialized size %d bytes exceeds the limit of %d bytes; shorten the state or split the questions", n, max))
+		}
+	}
+	if len(probs) > 0 {
+		return &ValidationError{Problems: probs}
+	}
+	return nil
+}
+
+// Size returns the serialized size of the request in bytes.
+func (r *Request) Size() int {
+	n := len(`{"model":"","state":,"questions":{}}`) + len(r.Model) + len(r.State)
+	for i := range r.Questions {
+		b, _ := r.Questions[i].Question.MarshalJSON()
+		n += len(r.Questions[i].ID) + 4 + len(b)
+	}
+	return n
+}
+
+// Validate checks one question on its own and returns every problem.
+func (q *Question) Validate() error {
+	if p := q.problems(); len(p) > 0 {
+		return &ValidationError{Problems: p}
+	}
+	return nil
+}
+
+func (q *Question) problems() []error {
+	var probs []error
+	add := func(field, format string, args ...any) {
+		probs = append(probs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	if !q.Type.Valid() {
+		add("type", "%q is not a question type; use noul, choice or score", string(q.Type))
+		return probs
+	}
+	if q.Instructions != nil {
+		switch k := kindOf(q.Instructions); k {
+		case 's', 'o', 'a', 'n':
+		case 'x':
+			add("instructions", "is not valid JSON")
+		default:
+			add("instructions", "must be a string, object or array, not a %s", kindName(k))
+		}
+	}
+	checkEntry := func(field string, v json.RawMessage, nullOK bool) {
+		switch k := kindOf(v); k {
+		case 's', 'o', 'a':
+		case 'n', 0:
+			if !nullOK {
+				add(field, "is null; give text, an object or an array")
+			}
+		case 'x':
+			add(field, "is not valid JSON")
+		default:
+			add(field, "must be a string, object or array, not a %s", kindName(k))
+		}
+	}
+	switch q.Type {
+	case Noul:
+		if len(q.Levels) > 0 {
+			add("criteria", "a noul's criteria is an object with keys \"true\"/\"false\", not a list")
+		}
+		seen := map[string]bool{}
+		for _, o := range q.Options {
+			if o.Label != "true" && o.Label != "false" {
+				add("criteria."+o.Label, "a noul's criteria keys are only \"true\" and \"false\"")
+				continue
+			}
+			if seen[o.Label] {
+				add("criteria."+o.Label, "duplicate key")
+			}
+			seen[o.Label] = true
+			checkEntry("criteria."+o.Label, o.Description, true)
+		}
+	case Choice:
+		if len(q.Levels) > 0 {
+			add("criteria", "a choice's criteria is an object mapping option labels to descriptions, not a list")
+			break
+		}
+		switch n := len(q.Options); {
+		case n < MinOptions:
+			add("criteria", "has %d option(s); a choice needs at least %d", n, MinOptions)
+		case n > MaxOptions:
+			add("criteria", "has %d options; a choice allows at most %d", n, MaxOptions)
+		}
+		seen := map[string]bool{}
+		for i, o := range q.Options {
+			field := fmt.Sprintf("criteria[%d]", i)
+			if o.Label != "" {
+				field = "criteria." + o.Label
+			}
+			if msg := labelProblem(o.Label); msg != "" {
+				add(field, "%s", msg)
+			}
+			if seen[o.Label] {
+				add(field, "duplicate option label")
+			}
+			seen[o.Label] = true
+			checkEntry(field, o.Description, true)
+		}
+	case Score:
+		if len(q.Options) > 0 {
+			add("criteria", "a score's criteria is an array of levels, lowest first, not an object")
+			break
+		}
+		switch n := len(q.Levels); {
+		case n < MinLevels:
+			add("criteria", "has %d level(s); a score needs at least %d", n, MinLevels)
+		case n > MaxLevels:
+			add("criteria", "has %d levels; a score allows at most %d", n, MaxLevels)
+		}
+		for i, l := range q.Levels {
+			checkEntry(fmt.Sprintf("criteria[%d]", i), l, false)
+		}
+	}
+	return probs
+}
+
+// labelProblem returns why label cannot be a choice option, or "".
+func labelProblem(label string) string {
+	if label == "" {
+		return "option label is empty"
+	}
+	if !utf8.ValidString(label) {
+		return "option label is not valid UTF-8"
+	}
+	r, _ := utf8.DecodeRuneInString(label)
+	l, _ := utf8.DecodeLastRuneInString(label)
+	if unicode.IsSpace(r) || unicode.IsSpace(l) {
+		return "option label has leading or trailing whitespace"
+	}
+	for _, c := range label {
+		if unicode.IsControl(c) {
+			return "option label contains a control character"
+		}
+	}
+	return ""
+}
+
+// kindOf classifies raw JSON by its first byte: s string, o object, a array,
+// n null, d number, b bool, x invalid, 0 absent.
+func kindOf(v json.RawMessage) byte {
+	if v == nil {
+		return 0
+	}
+	if !json.Valid(v) {
+		return 'x'
+	}
+	for _, c := range v {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '"':
+			return 's'
+		case '{':
+			return 'o'
+		case '[':
+			return 'a'
+		case 'n':
+			return 'n'
+		case 't', 'f':
+			return 'b'
+		default:
+			return 'd'
+		}
+	}
+	return 0
+}
+
+func kindName(k byte) string {
+	switch k {
+	case 's':
+		return "string"
+	case 'o':
+		return "object"
+	case 'a':
+		return "array"
+	case 'n':
+		return "null"
+	case 'b':
+		return "boolean"
+	case 'd':
+		return "number"
+	}
+	return "value"
+}
