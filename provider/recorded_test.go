@@ -6,12 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/jevlab/jevlab/internal/testutil"
 )
 
 // TestRecordedExchangesCheck runs every real recorded exchange under
 // ../shared/testdata through Validate and Check unchanged.
 func TestRecordedExchangesCheck(t *testing.T) {
-	files, _ := filepath.Glob("../../shared/testdata/*/recorded*.jsonl")
+	files, _ := filepath.Glob(filepath.Join(testutil.SharedDir(t), "testdata", "*", "recorded*.jsonl"))
 	if len(files) == 0 {
 		t.Skip("../shared/testdata not present")
 	}
