@@ -1,0 +1,352 @@
+package metrics
+
+import (
+	"math"
+	"slices"
+
+	"github.com/jevlab/jevlab/provider"
+)
+
+// Data is one question's answered, labelled observations prepared once
+// (decisions, confidences, per-item losses, sort orders) so that every
+// metric can be evaluated many times under bootstrap weights in O(n).
+// Item i of every slice is the same dataset item.
+type Data struct {
+	Type provider.QuestionType
+	K    int // outcomes: options, levels, or 2 for a noul
+	N    int // items
+
+	IDs     []string
+	Answers []*provider.Answer
+	Label   []int32
+	Dec     []int32   // primary decision
+	Correct []float64 // 1 when Dec == Label
+	// Conf is the calibration confidence: a noul's p, otherwise the top
+	// probability; Obs is what it is calibrated against (a noul's label,
+	// otherwise Correct).
+	Conf []float64
+	Obs  []float64
+	// Sel is the selective-prediction confidence (see Selective).
+	Sel   []float64
+	Brier []float64
+	NLL   []float64
+	// PTrue is the probability given to the true outcome.
+	PTrue   []float64
+	Clipped int
+
+	// score only
+	Score   []float64
+	Nearest []int32
+	RPS     []float64
+
+	bins     int
+	binW     []int32 // equal-width bin of Conf
+	confAsc  []int32 // items by Conf ascending
+	selDesc  []int32 // items by Sel descending
+	scoreAsc []int32 // items by Score ascending (score only)
+	labelAsc []int32 // items by Label ascending
+
+	ones []float64
+	// scratch reused across evaluations
+	sc scratch
+}
+
+type scratch struct {
+	bs, bc, bo []float64 // per-bin weight, Σ conf, Σ obs
+	edges      []float64
+	rankA      []float64
+	rankB      []float64
+	tp, pred   []float64
+	sup        []float64
+	mat        []float64
+}
+
+// decide returns the primary decision of a checked answer: the provider's
+// choice for a choice (argmax when the label is unknown), the top-probability
+// level for a score (first on ties), p >= threshold for a noul.
+func decide(q *provider.Question, a *provider.Answer, threshold float64) int {
+	switch q.Type {
+	case provider.Noul:
+		if a.P >= threshold {
+			return 1
+		}
+		return 0
+	case provider.Choice:
+		if i := q.OptionIndex(a.Choice); i >= 0 {
+			return i
+		}
+	}
+	return argmax(a.Probs)
+}
+
+func argmax(p []float64) int {
+	bi, best := 0, math.Inf(-1)
+	for i, v := range p {
+		if v > best {
+			best, bi = v, i
+		}
+	}
+	return bi
+}
+
+// usable reports whether an answer has the shape the question needs.
+func usable(q *provider.Question, a *provider.Answer) bool {
+	if a == nil {
+		return false
+	}
+	switch q.Type {
+	case provider.Noul:
+		return !math.IsNaN(a.P)
+	case provider.Choice, provider.Score:
+		return len(a.Probs) == q.Size() && len(a.Probs) > 0
+	}
+	return false
+}
+
+// Prepare builds Data from the given observations in order. Observations
+// without a usable answer or a label in range are skipped; the caller picks
+// which repeat each item contributes (Compute uses the first).
+func Prepare(q *provider.Question, obs []Obs, opt Options) *Data {
+	opt = opt.WithDefaults()
+	k := q.Size()
+	d := &Data{Type: q.Type, K: k, bins: opt.Bins}
+	n := 0
+	for i := range obs {
+		if obs[i].HasLabel && usable(q, obs[i].Answer) && obs[i].Label >= 0 && obs[i].Label < k {
+			n++
+		}
+	}
+	d.N = n
+	d.IDs = make([]string, 0, n)
+	d.Answers = make([]*provider.Answer, 0, n)
+	d.Label = make([]int32, 0, n)
+	d.Dec = make([]int32, 0, n)
+	d.Correct = make([]float64, 0, n)
+	d.Conf = make([]float64, 0, n)
+	d.Obs = make([]float64, 0, n)
+	d.Sel = make([]float64, 0, n)
+	d.Brier = make([]float64, 0, n)
+	d.NLL = make([]float64, 0, n)
+	d.PTrue = make([]float64, 0, n)
+	d.binW = make([]int32, 0, n)
+	if q.Type == provider.Score {
+		d.Score = make([]float64, 0, n)
+		d.Nearest = make([]int32, 0, n)
+		d.RPS = make([]float64, 0, n)
+	}
+	eps := opt.EpsilonLogLoss
+	for i := range obs {
+		o := &obs[i]
+		if !o.HasLabel || !usable(q, o.Answer) || o.Label < 0 || o.Label >= k {
+			continue
+		}
+		a := o.Answer
+		y := o.Label
+		dec := decide(q, a, opt.Threshold)
+		corr := 0.0
+		if dec == y {
+			corr = 1
+		}
+		var conf, ob, sel, brier, pt float64
+		switch q.Type {
+		case provider.Noul:
+			conf, ob = a.P, float64(y)
+			sel = math.Max(a.P, 1-a.P)
+			brier = (a.P - float64(y)) * (a.P - float64(y))
+			pt = a.P
+			if y == 0 {
+				pt = 1 - a.P
+			}
+		default:
+			conf = a.Probs[argmax(a.Probs)]
+			ob = corr
+			sel = conf
+			for j, p := range a.Probs {
+				t := 0.0
+				if j == y {
+					t = 1
+				}
+				brier += (p - t) * (p - t)
+			}
+			pt = a.Probs[y]
+			if q.Type == provider.Score {
+				if a.HasConfidence {
+					sel = a.Confidence
+				}
+				s := a.Score
+				d.Score = append(d.Score, s)
+				near := int32(math.Floor(s + 0.5))
+				near = max(0, min(int32(k-1), near))
+				d.Nearest = append(d.Nearest, near)
+				var cq, co, rps float64
+				for l := 0; l < k-1; l++ {
+					cq += a.Probs[l]
+					if l >= y {
+						co = 1
+					}
+					rps += (cq - co) * (cq - co)
+				}
+				d.RPS = append(d.RPS, rps/float64(k-1))
+			}
+		}
+		c := pt
+		if c < eps {
+			c = eps
+			d.Clipped++
+		} else if c > 1-eps {
+			c = 1 - eps
+		}
+		d.IDs = append(d.IDs, o.ItemID)
+		d.Answers = append(d.Answers, a)
+		d.Label = append(d.Label, int32(y))
+		d.Dec = append(d.Dec, int32(dec))
+		d.Correct = append(d.Correct, corr)
+		d.Conf = append(d.Conf, conf)
+		d.Obs = append(d.Obs, ob)
+		d.Sel = append(d.Sel, sel)
+		d.Brier = append(d.Brier, brier)
+		d.NLL = append(d.NLL, -math.Log(c))
+		d.PTrue = append(d.PTrue, pt)
+		d.binW = append(d.binW, int32(widthBin(conf, opt.Bins)))
+	}
+	d.ones = make([]float64, n)
+	for i := range d.ones {
+		d.ones[i] = 1
+	}
+	d.confAsc = orderBy(d.Conf, false)
+	d.selDesc = orderBy(d.Sel, true)
+	d.labelAsc = orderByInt(d.Label, k)
+	if q.Type == provider.Score {
+		d.scoreAsc = orderBy(d.Score, false)
+	}
+	b := opt.Bins
+	d.sc = scratch{
+		bs: make([]float64, b), bc: make([]float64, b), bo: make([]float64, b),
+		edges: make([]float64, b+1),
+		tp:    make([]float64, k), pred: make([]float64, k), sup: make([]float64, k),
+	}
+	if q.Type == provider.Score {
+		d.sc.rankA = make([]float64, n)
+		d.sc.rankB = make([]float64, n)
+		d.sc.mat = make([]float64, k*k)
+	}
+	return d
+}
+
+// edgeTol treats a value within this distance of a bin edge as on it, so
+// two-decimal outputs such as 0.3 land where their decimal value says.
+const edgeTol = 1e-9
+
+// widthBin returns the equal-width bin of v: right-closed (lo, hi], the
+// first bin also holding 0, as scikit-learn's calibration_curve.
+func widthBin(v float64, bins int) int {
+	b := int(math.Ceil(v*float64(bins)-edgeTol)) - 1
+	return max(0, min(bins-1, b))
+}
+
+// orderBy returns the indexes of v sorted ascending (descending when desc),
+// ties in index order.
+func orderBy(v []float64, desc bool) []int32 {
+	idx := make([]int32, len(v))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortStableFunc(idx, func(a, b int32) int {
+		x, y := v[a], v[b]
+		if desc {
+			x, y = y, x
+		}
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	})
+	return idx
+}
+
+// orderByInt is a counting sort of small non-negative ints below k.
+func orderByInt(v []int32, k int) []int32 {
+	cnt := make([]int, k+1)
+	for _, x := range v {
+		cnt[x+1]++
+	}
+	for i := 1; i <= k; i++ {
+		cnt[i] += cnt[i-1]
+	}
+	idx := make([]int32, len(v))
+	for i, x := range v {
+		idx[cnt[x]] = int32(i)
+		cnt[x]++
+	}
+	return idx
+}
+
+// weights returns w, or all ones when w is nil.
+func (d *Data) weights(w []float64) []float64 {
+	if w == nil {
+		return d.ones
+	}
+	return w
+}
+
+func wmean(x, w []float64) float64 {
+	var s, t float64
+	for i, v := range x {
+		s += w[i] * v
+		t += w[i]
+	}
+	if t == 0 {
+		return math.NaN()
+	}
+	return s / t
+}
+
+func wsum(w []float64) float64 {
+	var t float64
+	for _, v := range w {
+		t += v
+	}
+	return t
+}
+
+// Accuracy is the weighted share of correct decisions.
+func (d *Data) Accuracy(w []float64) float64 { return wmean(d.Correct, d.weights(w)) }
+
+// BrierScore is the weighted mean Brier (binary for a noul; summed over
+// outcomes otherwise).
+func (d *Data) BrierScore(w []float64) float64 { return wmean(d.Brier, d.weights(w)) }
+
+// LogLoss is the weighted mean negative log probability of the true
+// outcome, clipped at ε.
+func (d *Data) LogLoss(w []float64) float64 { return wmean(d.NLL, d.weights(w)) }
+
+// ECEWidth is the expected calibration error over equal-width bins:
+// Σ_b (n_b/N)|observed_b − confidence_b|. obs overrides d.Obs when non-nil
+// (the noise floor draws outcomes).
+func (d *Data) ECEWidth(w, obs []float64) float64 {
+	w = d.weights(w)
+	if obs == nil {
+		obs = d.Obs
+	}
+	bc, bo := d.sc.bc, d.sc.bo
+	clear(bc)
+	clear(bo)
+	var t float64
+	for i, b := range d.binW {
+		wi := w[i]
+		t += wi
+		bc[b] += wi * d.Conf[i]
+		bo[b] += wi * obs[i]
+	}
+	if t == 0 {
+		return math.NaN()
+	}
+	var e float64
+	for b := range bc {
+		e += math.Abs(bo[b] - bc[b])
+	}
+	return e / t
+}
