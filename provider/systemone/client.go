@@ -1,0 +1,497 @@
+// Package systemone is the live HTTP client for System One servers:
+// POST /v1/systemone and GET /v1/models on TypeSafe's API or any server that
+// speaks it.
+//
+// The API key is only ever sent to the base URL given in Config (chosen by
+// the user's flag or environment through ResolveBaseURL); the client never
+// takes a URL from a request, a question set or a fixture, and it refuses
+// redirects. Calls are limited in concurrency and rate, retried with jittered
+// exponential backoff on 408/429/5xx and transport errors (honouring
+// Retry-After and retry-after-ms) within a total budget, and every answer is
+// checked against the contract before it is returned.
+package systemone
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/jevlab/jevlab/provider"
+)
+
+// Defaults applied by New to zero Config fields.
+const (
+	DefaultConcurrency   = 8
+	DefaultTimeout       = 30 * time.Second
+	DefaultRetryBudget   = 30 * time.Second
+	DefaultMaxRetries    = 4
+	DefaultBackoffBase   = 500 * time.Millisecond
+	DefaultBackoffMax    = 5 * time.Second
+	DefaultMaxRetryAfter = 60 * time.Second
+	// MaxResponseBytes caps a response body; a bigger one is malformed.
+	MaxResponseBytes = 64 << 20
+)
+
+const (
+	headerRequestID  = "X-Typesafe-Request-Id"
+	headerRetryCount = "X-Typesafe-Retry-Count"
+	pathSystemOne    = "/v1/systemone"
+	pathModels       = "/v1/models"
+)
+
+// Config configures a Client. Zero fields take the defaults above.
+type Config struct {
+	// BaseURL is the server the key is sent to (see ResolveBaseURL); ""
+	// means DefaultBaseURL. Plain http is accepted only on loopback.
+	BaseURL string
+	// APIKey is sent as a bearer token; "" sends no Authorization header.
+	APIKey string
+	// Concurrency caps requests in flight (default 8).
+	Concurrency int
+	// RPS caps requests started per second; 0 means no limit.
+	RPS float64
+	// Timeout bounds each attempt (default 30s).
+	Timeout time.Duration
+	// RetryBudget bounds the total time spent on one call including retries
+	// and their waits (default 30s).
+	RetryBudget time.Duration
+	// MaxRetries caps retries after the first attempt (default 4; negative
+	// means never retry).
+	MaxRetries int
+	// PricePerMillion is the USD price per million input tokens (default
+	// provider.CostPerMillionInputTokens).
+	PricePerMillion float64
+	// HTTPClient replaces the client's own keep-alive client. Its redirect
+	// policy is overridden: redirects are never followed.
+	HTTPClient *http.Client
+
+	// BackoffBase and BackoffMax shape the exponential backoff (defaults
+	// 0.5s doubling up to 5s); each wait is jittered down by up to 25%.
+	BackoffBase, BackoffMax time.Duration
+	// MaxRetryAfter caps a server's Retry-After (default 60s).
+	MaxRetryAfter time.Duration
+	// Limits are passed to Request.ValidateWith.
+	Limits provider.Limits
+	// Version goes into the User-Agent "jevlab/<version>" (default "dev").
+	Version string
+}
+
+// Client talks to one System One server. It is safe for concurrent use;
+// share one per process so connections are kept alive.
+type Client struct {
+	base      string
+	askURL    string
+	modelsURL string
+	hc        *http.Client
+	sem       chan struct{}
+	lim       *rate.Limiter
+
+	concurrency             int
+	timeout, budget         time.Duration
+	maxRetries              int
+	backoffBase, backoffMax time.Duration
+	maxRetryAfter           time.Duration
+	retryJitter             float64
+	price                   float64
+	limits                  provider.Limits
+
+	key                     string
+	hasKey                  bool
+	hdrAuth, hdrUA, hdrJSON []string
+
+	// sleep and now are replaceable in tests.
+	sleep   func(ctx context.Context, d time.Duration) error
+	now     func() time.Time
+	bufPool sync.Pool
+}
+
+// New returns a client for cfg.
+func New(cfg Config) (*Client, error) {
+	base := cfg.BaseURL
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	base, err := checkBaseURL(base)
+	if err != nil {
+		return nil, fmt.Errorf("systemone: %w", err)
+	}
+	c := &Client{
+		base:          base,
+		askURL:        base + pathSystemOne,
+		modelsURL:     base + pathModels,
+		concurrency:   orInt(cfg.Concurrency, DefaultConcurrency),
+		timeout:       orDur(cfg.Timeout, DefaultTimeout),
+		budget:        orDur(cfg.RetryBudget, DefaultRetryBudget),
+		maxRetries:    cfg.MaxRetries,
+		backoffBase:   orDur(cfg.BackoffBase, DefaultBackoffBase),
+		backoffMax:    orDur(cfg.BackoffMax, DefaultBackoffMax),
+		maxRetryAfter: orDur(cfg.MaxRetryAfter, DefaultMaxRetryAfter),
+		price:         cfg.PricePerMillion,
+		limits:        cfg.Limits,
+		key:           cfg.APIKey,
+		hasKey:        cfg.APIKey != "",
+		retryJitter:   0.25,
+		sleep:         sleepCtx,
+		now:           time.Now,
+	}
+	if cfg.MaxRetries == 0 {
+		c.maxRetries = DefaultMaxRetries
+	} else if cfg.MaxRetries < 0 {
+		c.maxRetries = 0
+	}
+	if c.price == 0 {
+		c.price = provider.CostPerMillionInputTokens
+	}
+	version := cfg.Version
+	if version == "" {
+		version = "dev"
+	}
+	c.hdrUA = []string{"jevlab/" + version}
+	c.hdrJSON = []string{"application/json"}
+	if c.hasKey {
+		c.hdrAuth = []string{"Bearer " + cfg.APIKey}
+	}
+	c.sem = make(chan struct{}, c.concurrency)
+	if cfg.RPS > 0 {
+		c.lim = rate.NewLimiter(rate.Limit(cfg.RPS), 1)
+	}
+	if cfg.HTTPClient != nil {
+		hc := *cfg.HTTPClient
+		hc.CheckRedirect = noRedirects
+		c.hc = &hc
+	} else {
+		c.hc = &http.Client{Transport: newTransport(c.concurrency), CheckRedirect: noRedirects}
+	}
+	c.bufPool.New = func() any { return new(bytes.Buffer) }
+	return c, nil
+}
+
+// BaseURL returns the server this client sends the key to.
+func (c *Client) BaseURL() string { return c.base }
+
+// Close releases idle connections.
+func (c *Client) Close() error {
+	c.hc.CloseIdleConnections()
+	return nil
+}
+
+// newTransport is a keep-alive transport sized for the concurrency limit.
+func newTransport(concurrency int) *http.Transport {
+	idle := max(concurrency, 2)
+	return &http.Transport{
+		Proxy: http.ProxyFromEnvironment,
+		DialContext: (&net.Dialer{
+			Timeout:   10 * time.Second,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          max(100, idle),
+		MaxIdleConnsPerHost:   idle,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+func orInt(v, d int) int {
+	if v <= 0 {
+		return d
+	}
+	return v
+}
+
+func orDur(v, d time.Duration) time.Duration {
+	if v <= 0 {
+		return d
+	}
+	return v
+}
+
+// Ask validates req, sends it, checks the answers and returns them with the
+// call's accounting and the wire exchange. A request without a model asks
+// for provider.DefaultModel.
+func (c *Client) Ask(ctx context.Context, req *provider.Request) (*provider.Result, error) {
+	if req.Model == "" {
+		r := *req
+		r.Model = provider.DefaultModel
+		req = &r
+	}
+	if err := req.ValidateWith(c.limits); err != nil {
+		return nil, err
+	}
+	buf := c.bufPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	req.AppendJSON(buf)
+	body := bytes.Clone(buf.Bytes())
+	c.bufPool.Put(buf)
+
+	red := newRedactor(c.key, req.State)
+	at, err := c.do(ctx, http.MethodPost, c.askURL, body, red)
+	if err != nil {
+		return nil, err
+	}
+	malformed := func(msg string, cause error) error {
+		return &provider.Error{Kind: provider.KindMalformed, Status: at.status, Message: red.clean(msg),
+			RequestID: at.requestID, Attempts: at.attempts, Err: cause}
+	}
+	var resp provider.Response
+	if err := json.Unmarshal(at.body, &resp); err != nil {
+		return nil, malformed("the response is not a System One answer body: "+err.Error(), nil)
+	}
+	answers, err := provider.Check(req, &resp)
+	if err != nil {
+		return nil, malformed(err.Error(), err)
+	}
+	recorded := c.now().UTC()
+	for i := range answers {
+		answers[i].Provenance = provider.Provenance{Source: provider.SourceLive, Model: resp.Model, RecordedAt: recorded}
+	}
+	latencyMS := float64(at.latency.Microseconds()) / 1000
+	return &provider.Result{
+		Model:     resp.Model,
+		Answers:   answers,
+		Usage:     resp.Usage,
+		CostUSD:   provider.Cost(resp.Usage, c.price),
+		Latency:   at.latency,
+		RequestID: at.requestID,
+		Attempts:  at.attempts,
+		Exchanges: []provider.Exchange{{
+			Request:    body,
+			Response:   oneLine(at.body),
+			LatencyMS:  latencyMS,
+			RecordedAt: recorded.Format(time.RFC3339Nano),
+		}},
+	}, nil
+}
+
+// oneLine returns body compacted when it spans lines, so an exchange can be
+// written as one JSON Lines record.
+func oneLine(body []byte) json.RawMessage {
+	if bytes.IndexByte(body, '\n') < 0 && bytes.IndexByte(body, '\r') < 0 {
+		return body
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, body) != nil {
+		return body
+	}
+	return b.Bytes()
+}
+
+// Models lists the models the server offers (GET /v1/models).
+func (c *Client) Models(ctx context.Context) ([]provider.Model, error) {
+	at, err := c.do(ctx, http.MethodGet, c.modelsURL, nil, newRedactor(c.key, nil))
+	if err != nil {
+		return nil, err
+	}
+	var body struct {
+		Models *[]provider.Model `json:"models"`
+	}
+	if err := json.Unmarshal(at.body, &body); err != nil || body.Models == nil {
+		msg := `the /v1/models response has no "models" array`
+		if err != nil {
+			msg = "the /v1/models response is not JSON: " + err.Error()
+		}
+		return nil, &provider.Error{Kind: provider.KindMalformed, Status: at.status, Message: msg,
+			RequestID: at.requestID, Attempts: at.attempts}
+	}
+	return *body.Models, nil
+}
+
+// attempt is the successful outcome of do.
+type attempt struct {
+	status    int
+	body      []byte
+	latency   time.Duration
+	requestID string
+	attempts  int
+}
+
+// do runs one call with the concurrency and rate limits and the retry
+// policy. The returned error is always a *provider.Error.
+func (c *Client) do(ctx context.Context, method, url string, body []byte, red redactor) (*attempt, error) {
+	start := c.now()
+	for n := 1; ; n++ {
+		at, perr := c.attemptOnce(ctx, method, url, body, n-1, red)
+		if perr == nil {
+			at.attempts = n
+			return at, nil
+		}
+		perr.Attempts = n
+		if !perr.Retryable() || ctx.Err() != nil {
+			return nil, perr
+		}
+		if n > c.maxRetries {
+			if c.maxRetries > 0 {
+				perr.Message = appendNote(perr.Message, fmt.Sprintf("gave up after %d retries", c.maxRetries))
+			}
+			return nil, perr
+		}
+		wait := c.backoff(n)
+		if perr.RetryAfter > 0 {
+			wait = min(perr.RetryAfter, c.maxRetryAfter)
+		}
+		if elapsed := c.now().Sub(start); elapsed+wait > c.budget {
+			perr.Message = appendNote(perr.Message, fmt.Sprintf("retry budget of %s exhausted", c.budget))
+			return nil, perr
+		}
+		if err := c.sleep(ctx, wait); err != nil {
+			return nil, ctxError(ctx, n)
+		}
+	}
+}
+
+func appendNote(msg, note string) string {
+	if msg == "" {
+		return note
+	}
+	return msg + "; " + note
+}
+
+// backoff is the jittered exponential wait before retry n (1-based).
+func (c *Client) backoff(n int) time.Duration {
+	d := c.backoffBase
+	for i := 1; i < n && d < c.backoffMax; i++ {
+		d *= 2
+	}
+	d = min(d, c.backoffMax)
+	return time.Duration(float64(d) * (1 - c.retryJitter*rand.Float64()))
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// ctxError classifies the caller's context ending: canceled, or a timeout
+// when its deadline passed.
+func ctxError(ctx context.Context, attempts int) *provider.Error {
+	err := ctx.Err()
+	if err == nil {
+		err = context.Canceled
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &provider.Error{Kind: provider.KindTimeout, Message: "the caller's deadline passed", Attempts: attempts, Err: err}
+	}
+	return &provider.Error{Kind: provider.KindCanceled, Message: "canceled", Attempts: attempts, Err: err}
+}
+
+// attemptOnce makes one HTTP request within the limits. A non-2xx status is
+// returned as a classified error.
+func (c *Client) attemptOnce(ctx context.Context, method, url string, body []byte, retry int, red redactor) (*attempt, *provider.Error) {
+	select {
+	case c.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctxError(ctx, 0)
+	}
+	defer func() { <-c.sem }()
+	if c.lim != nil {
+		if err := c.lim.Wait(ctx); err != nil {
+			if ctx.Err() == nil {
+				// The limiter refuses a wait that would outlast the deadline.
+				return nil, &provider.Error{Kind: provider.KindTimeout, Message: "the caller's deadline is too close for the request rate limit", Err: err}
+			}
+			return nil, ctxError(ctx, 0)
+		}
+	}
+	actx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	hreq, err := http.NewRequestWithContext(actx, method, url, nil)
+	if err != nil {
+		return nil, &provider.Error{Kind: provider.KindInvalid, Message: "cannot build request", Err: err}
+	}
+	if body != nil {
+		hreq.Body = io.NopCloser(bytes.NewReader(body))
+		hreq.ContentLength = int64(len(body))
+		hreq.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		hreq.Header["Content-Type"] = c.hdrJSON
+	}
+	hreq.Header["Accept"] = c.hdrJSON
+	hreq.Header["User-Agent"] = c.hdrUA
+	if c.hasKey {
+		hreq.Header["Authorization"] = c.hdrAuth
+	}
+	if retry > 0 {
+		hreq.Header[headerRetryCount] = []string{strconv.Itoa(retry)}
+	}
+	t0 := time.Now()
+	resp, err := c.hc.Do(hreq)
+	if err != nil {
+		return nil, c.transportError(ctx, actx, err)
+	}
+	data, rerr := readBody(resp)
+	latency := time.Since(t0)
+	resp.Body.Close()
+	if rerr != nil {
+		if errors.Is(rerr, errTooLarge) {
+			return nil, &provider.Error{Kind: provider.KindMalformed, Status: resp.StatusCode, Message: rerr.Error(), RequestID: resp.Header.Get(headerRequestID)}
+		}
+		return nil, c.transportError(ctx, actx, rerr)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, statusError(resp, data, c.now(), red)
+	}
+	return &attempt{status: resp.StatusCode, body: data, latency: latency, requestID: resp.Header.Get(headerRequestID)}, nil
+}
+
+// transportError classifies a failure with no HTTP status.
+func (c *Client) transportError(ctx, actx context.Context, err error) *provider.Error {
+	if ctx.Err() != nil {
+		return ctxError(ctx, 0)
+	}
+	if actx.Err() != nil || isTimeout(err) {
+		return &provider.Error{Kind: provider.KindTimeout, Message: fmt.Sprintf("no response within %s", c.timeout), Err: err}
+	}
+	return &provider.Error{Kind: provider.KindUnavailable, Message: "cannot reach " + c.base, Err: err}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+var errTooLarge = fmt.Errorf("response body exceeds %d bytes", MaxResponseBytes)
+
+// readBody reads the whole body into a buffer of exactly the right size
+// when the length is known.
+func readBody(resp *http.Response) ([]byte, error) {
+	if n := resp.ContentLength; n >= 0 {
+		if n > MaxResponseBytes {
+			return nil, errTooLarge
+		}
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(resp.Body, buf); err != nil {
+			return nil, err
+		}
+		return buf, nil
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxResponseBytes {
+		return nil, errTooLarge
+	}
+	return data, nil
+}
