@@ -1,0 +1,313 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jevlab/jevlab/provider"
+)
+
+// ItemResult is one item × repeat of a run: the call's accounting, its error
+// (if the call failed) and one ItemAnswer per question.
+type ItemResult struct {
+	ItemID    string
+	Seq       int // the item's position in the dataset
+	Repeat    int // 0 for the first asking
+	LatencyMS float64
+	Usage     provider.Usage
+	CostUSD   float64
+	Model     string // resolved model
+	RequestID string
+	Attempts  int
+	// ErrKind and ErrMsg are set when the call failed; the answers then
+	// carry the same error and no Answer.
+	ErrKind string
+	ErrMsg  string
+	Answers []ItemAnswer
+}
+
+// ItemAnswer is one item × question × repeat of a run.
+type ItemAnswer struct {
+	ItemID     string           `json:"item_id"`
+	QuestionID string           `json:"question_id"`
+	Repeat     int              `json:"repeat"`
+	Seq        int              `json:"seq"`
+	Answer     *provider.Answer `json:"answer,omitempty"` // nil on error
+	// Decided is the decided value as text: the chosen label (choice), the
+	// most probable level's index (score), or P(true) (noul).
+	Decided   string  `json:"decided,omitempty"`
+	ErrKind   string  `json:"error_kind,omitempty"`
+	ErrMsg    string  `json:"error,omitempty"`
+	LatencyMS float64 `json:"latency_ms"`
+	Label     *int    `json:"label,omitempty"` // the item's label index for this question, if labelled
+	LabelText string  `json:"label_text,omitempty"`
+}
+
+// ItemKey names one item × repeat.
+type ItemKey struct {
+	ItemID string
+	Repeat int
+}
+
+const (
+	insItemSQL = `INSERT OR IGNORE INTO item_results (run_id, item_id, repeat, seq, latency_ms, input_tokens, output_tokens,
+		cost_usd, model, request_id, attempts, err_kind, err_msg) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	insAnswerSQL = `INSERT OR IGNORE INTO answers (run_id, item_id, question_id, repeat, seq, type, decided, p, score, choice,
+		confidence, probs, raw, source, model, recorded_at, origin, latency_ms, label_index, label_text, err_kind, err_msg)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+)
+
+// SaveItems stores a batch of finished items of run in one transaction and
+// adds them to the run's totals. It is idempotent: an item × repeat already
+// stored is skipped (and not counted twice), so a resumed run never
+// duplicates. It returns how many items were new.
+func (db *DB) SaveItems(ctx context.Context, runID string, items []ItemResult) (int, error) {
+	if len(items) == 0 {
+		return 0, nil
+	}
+	insItem, err := db.stmt(ctx, insItemSQL)
+	if err != nil {
+		return 0, fmt.Errorf("save items of run %s: %w", runID, err)
+	}
+	insAns, err := db.stmt(ctx, insAnswerSQL)
+	if err != nil {
+		return 0, fmt.Errorf("save items of run %s: %w", runID, err)
+	}
+	var added, errs int
+	var in, out int64
+	var cost float64
+	models := map[string]bool{}
+	var buf []byte
+	err = db.write(ctx, func(tx *sql.Tx) error {
+		si, sa := tx.StmtContext(ctx, insItem), tx.StmtContext(ctx, insAns)
+		defer si.Close()
+		defer sa.Close()
+		for i := range items {
+			it := &items[i]
+			res, err := si.ExecContext(ctx, runID, it.ItemID, it.Repeat, it.Seq, it.LatencyMS, it.Usage.InputTokens, it.Usage.OutputTokens,
+				it.CostUSD, it.Model, it.RequestID, it.Attempts, it.ErrKind, it.ErrMsg)
+			if err != nil {
+				return fmt.Errorf("item %s: %w", it.ItemID, err)
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				continue // already stored: a resumed or repeated save
+			}
+			added++
+			if it.ErrKind != "" {
+				errs++
+			}
+			in += it.Usage.InputTokens
+			out += it.Usage.OutputTokens
+			cost += it.CostUSD
+			if it.Model != "" {
+				models[it.Model] = true
+			}
+			for j := range it.Answers {
+				a := &it.Answers[j]
+				var args [22]any
+				args[0], args[1], args[2], args[3], args[4] = runID, it.ItemID, a.QuestionID, it.Repeat, it.Seq
+				args[6] = a.Decided
+				args[17] = a.LatencyMS
+				if a.Label != nil {
+					args[18] = int64(*a.Label)
+				}
+				args[19], args[20], args[21] = a.LabelText, a.ErrKind, a.ErrMsg
+				args[5], args[13], args[14], args[15], args[16] = "", "", "", "", ""
+				if an := a.Answer; an != nil {
+					args[5] = string(an.Type)
+					switch an.Type {
+					case provider.Noul:
+						args[7] = an.P
+					case provider.Score:
+						args[8] = an.Score
+					case provider.Choice:
+						args[9] = an.Choice
+					}
+					if an.HasConfidence {
+						args[10] = an.Confidence
+					}
+					if an.Probs != nil {
+						buf = appendFloats(buf[:0], an.Probs)
+						args[11] = string(buf)
+					}
+					if an.Raw != nil {
+						args[12] = []byte(an.Raw)
+					}
+					args[13] = string(an.Provenance.Source)
+					args[14] = an.Provenance.Model
+					if !an.Provenance.RecordedAt.IsZero() {
+						args[15] = an.Provenance.RecordedAt.UTC().Format(time.RFC3339Nano)
+					}
+					args[16] = an.Provenance.Origin
+				}
+				if _, err := sa.ExecContext(ctx, args[:]...); err != nil {
+					return fmt.Errorf("item %s question %s: %w", it.ItemID, a.QuestionID, err)
+				}
+			}
+		}
+		if added == 0 {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE runs SET done = done + ?, errors = errors + ?, input_tokens = input_tokens + ?,
+			output_tokens = output_tokens + ?, cost_usd = cost_usd + ?, updated_at = ? WHERE id = ?`,
+			added, errs, in, out, cost, now(), runID); err != nil {
+			return err
+		}
+		if len(models) > 0 {
+			return mergeModels(ctx, tx, runID, models)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("save items of run %s: %w", runID, err)
+	}
+	return added, nil
+}
+
+// mergeModels adds newly seen resolved models to the run's list.
+func mergeModels(ctx context.Context, tx *sql.Tx, runID string, seen map[string]bool) error {
+	var cur string
+	if err := tx.QueryRowContext(ctx, `SELECT models FROM runs WHERE id = ?`, runID).Scan(&cur); err != nil {
+		return err
+	}
+	var list []string
+	_ = json.Unmarshal([]byte(cur), &list)
+	have := map[string]bool{}
+	for _, m := range list {
+		have[m] = true
+	}
+	changed := false
+	for m := range seen {
+		if !have[m] {
+			list = append(list, m)
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	b, _ := json.Marshal(list)
+	_, err := tx.ExecContext(ctx, `UPDATE runs SET models = ? WHERE id = ?`, string(b), runID)
+	return err
+}
+
+// appendFloats writes ps as a JSON array, each number in its shortest
+// round-tripping form.
+func appendFloats(b []byte, ps []float64) []byte {
+	b = append(b, '[')
+	for i, p := range ps {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendFloat(b, p, 'g', -1, 64)
+	}
+	return append(b, ']')
+}
+
+// DoneItems returns the item × repeat pairs of run already stored (answered
+// or failed), for resuming.
+func (db *DB) DoneItems(ctx context.Context, runID string) (map[ItemKey]bool, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT item_id, repeat FROM item_results WHERE run_id = ?`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("stored items of run %s: %w", runID, err)
+	}
+	defer rows.Close()
+	out := map[ItemKey]bool{}
+	for rows.Next() {
+		var k ItemKey
+		if err := rows.Scan(&k.ItemID, &k.Repeat); err != nil {
+			return nil, fmt.Errorf("stored items of run %s: %w", runID, err)
+		}
+		out[k] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("stored items of run %s: %w", runID, err)
+	}
+	return out, nil
+}
+
+// ForEachItemResult streams run's item × repeat rows in dataset order
+// (answers not filled in).
+func (db *DB) ForEachItemResult(ctx context.Context, runID string, fn func(*ItemResult) error) error {
+	rows, err := db.sql.QueryContext(ctx, `SELECT item_id, seq, repeat, latency_ms, input_tokens, output_tokens, cost_usd, model,
+		request_id, attempts, err_kind, err_msg FROM item_results WHERE run_id = ? ORDER BY seq, repeat`, runID)
+	if err != nil {
+		return fmt.Errorf("items of run %s: %w", runID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var it ItemResult
+		if err := rows.Scan(&it.ItemID, &it.Seq, &it.Repeat, &it.LatencyMS, &it.Usage.InputTokens, &it.Usage.OutputTokens, &it.CostUSD,
+			&it.Model, &it.RequestID, &it.Attempts, &it.ErrKind, &it.ErrMsg); err != nil {
+			return fmt.Errorf("items of run %s: %w", runID, err)
+		}
+		if err := fn(&it); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// ForEachAnswer streams run's answers in dataset order (then question id,
+// then repeat). fn must not keep a after it returns unless it copies it; the
+// Answer it points to is fresh for each call.
+func (db *DB) ForEachAnswer(ctx context.Context, runID string, fn func(*ItemAnswer) error) error {
+	rows, err := db.sql.QueryContext(ctx, `SELECT item_id, question_id, repeat, seq, type, decided, p, score, choice, confidence,
+		probs, raw, source, model, recorded_at, origin, latency_ms, label_index, label_text, err_kind, err_msg
+		FROM answers WHERE run_id = ? ORDER BY seq, question_id, repeat`, runID)
+	if err != nil {
+		return fmt.Errorf("answers of run %s: %w", runID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var a ItemAnswer
+		var typ, source, model, recorded, origin string
+		var p, score, conf sql.NullFloat64
+		var choice, probs sql.NullString
+		var raw []byte
+		var label sql.NullInt64
+		if err := rows.Scan(&a.ItemID, &a.QuestionID, &a.Repeat, &a.Seq, &typ, &a.Decided, &p, &score, &choice, &conf,
+			&probs, &raw, &source, &model, &recorded, &origin, &a.LatencyMS, &label, &a.LabelText, &a.ErrKind, &a.ErrMsg); err != nil {
+			return fmt.Errorf("answers of run %s: %w", runID, err)
+		}
+		if label.Valid {
+			l := int(label.Int64)
+			a.Label = &l
+		}
+		if a.ErrKind == "" && typ != "" {
+			an := &provider.Answer{ID: a.QuestionID, Type: provider.QuestionType(typ), P: p.Float64, Score: score.Float64,
+				Choice: choice.String, Confidence: conf.Float64, HasConfidence: conf.Valid, Raw: raw,
+				Provenance: provider.Provenance{Source: provider.Source(source), Model: model, Origin: origin}}
+			if recorded != "" {
+				an.Provenance.RecordedAt, _ = time.Parse(time.RFC3339Nano, recorded)
+			}
+			if probs.Valid {
+				if err := json.Unmarshal([]byte(probs.String), &an.Probs); err != nil {
+					return fmt.Errorf("answers of run %s: item %s question %s: bad stored distribution: %w", runID, a.ItemID, a.QuestionID, err)
+				}
+			}
+			a.Answer = an
+		}
+		if err := fn(&a); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("answers of run %s: %w", runID, err)
+	}
+	return nil
+}
+
+// RunAnswers returns every answer of run in dataset order.
+func (db *DB) RunAnswers(ctx context.Context, runID string) ([]ItemAnswer, error) {
+	var out []ItemAnswer
+	err := db.ForEachAnswer(ctx, runID, func(a *ItemAnswer) error {
+		out = append(out, *a)
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,99 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jevlab/jevlab/provider"
+)
+
+// runKey carries the run an exchange belongs to through a context.
+type runKey struct{}
+
+// WithRunID returns ctx tagged with runID: exchanges saved under it (by the
+// answer cache) are linked to the run.
+func WithRunID(ctx context.Context, runID string) context.Context {
+	return context.WithValue(ctx, runKey{}, runID)
+}
+
+// RunIDFrom returns the run id set by WithRunID, or "".
+func RunIDFrom(ctx context.Context) string {
+	s, _ := ctx.Value(runKey{}).(string)
+	return s
+}
+
+var _ provider.ExchangeStore = (*DB)(nil)
+
+const insExchangeSQL = `INSERT INTO exchanges (run_id, ext_id, request, response, latency_ms, recorded_at, uncertain) VALUES (?,?,?,?,?,?,?)`
+
+// SaveExchange keeps one exchange's wire bodies (never headers or the key),
+// linked to the run named by WithRunID if any.
+func (db *DB) SaveExchange(ctx context.Context, ex provider.Exchange) error {
+	st, err := db.stmt(ctx, insExchangeSQL)
+	if err != nil {
+		return fmt.Errorf("save exchange: %w", err)
+	}
+	var run any
+	if id := RunIDFrom(ctx); id != "" {
+		run = id
+	}
+	unc := ""
+	if len(ex.Uncertain) > 0 {
+		b, _ := json.Marshal(ex.Uncertain)
+		unc = string(b)
+	}
+	err = db.write(ctx, func(tx *sql.Tx) error {
+		s := tx.StmtContext(ctx, st)
+		defer s.Close()
+		_, err := s.ExecContext(ctx, run, ex.ID, []byte(ex.Request), []byte(ex.Response), ex.LatencyMS, ex.RecordedAt, unc)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("save exchange: %w", err)
+	}
+	return nil
+}
+
+// ForEachExchange streams every stored exchange, oldest first, to fn. The
+// exchange's byte slices are fn's to keep.
+func (db *DB) ForEachExchange(ctx context.Context, fn func(provider.Exchange) error) error {
+	rows, err := db.sql.QueryContext(ctx, `SELECT ext_id, request, response, latency_ms, recorded_at, uncertain FROM exchanges ORDER BY id`)
+	if err != nil {
+		return fmt.Errorf("read stored exchanges: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var ex provider.Exchange
+		var req, resp []byte
+		var unc string
+		if err := rows.Scan(&ex.ID, &req, &resp, &ex.LatencyMS, &ex.RecordedAt, &unc); err != nil {
+			return fmt.Errorf("read stored exchanges: %w", err)
+		}
+		ex.Request, ex.Response = req, resp
+		if unc != "" {
+			_ = json.Unmarshal([]byte(unc), &ex.Uncertain)
+		}
+		if err := fn(ex); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read stored exchanges: %w", err)
+	}
+	return nil
+}
+
+// ExchangeCount returns how many exchanges are stored (for run id "" all,
+// else those of the run).
+func (db *DB) ExchangeCount(ctx context.Context, runID string) (int, error) {
+	var n int
+	var err error
+	if runID == "" {
+		err = db.sql.QueryRowContext(ctx, `SELECT count(*) FROM exchanges`).Scan(&n)
+	} else {
+		err = db.sql.QueryRowContext(ctx, `SELECT count(*) FROM exchanges WHERE run_id = ?`, runID).Scan(&n)
+	}
+	return n, err
+}

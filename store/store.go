@@ -1,0 +1,222 @@
+// Package store keeps jevlab's runs in SQLite: question-set and dataset
+// snapshots, runs with every item's answers, and the raw exchanges the
+// answer cache replays (it implements provider.ExchangeStore).
+//
+// A database is safe for concurrent use by one process and shared with
+// others through WAL mode and a busy timeout, so the workbench can read
+// while a CLI eval writes.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3" // the SQLite driver
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// BusyTimeout is how long a statement waits for another connection's (or
+// process's) write lock before failing.
+const BusyTimeout = 15 * time.Second
+
+// DB is an open jevlab database. It is safe for concurrent use.
+type DB struct {
+	sql  *sql.DB
+	path string
+	// wmu serialises this process's write transactions, so they queue in Go
+	// rather than spin in SQLite's busy handler.
+	wmu sync.Mutex
+
+	stmtMu sync.Mutex
+	stmts  map[string]*sql.Stmt
+}
+
+// DefaultPath returns where the database lives: $JEVLAB_DB, else
+// $XDG_DATA_HOME/jevlab/jevlab.db, else ~/.local/share/jevlab/jevlab.db.
+func DefaultPath() string {
+	if p := os.Getenv("JEVLAB_DB"); p != "" {
+		return p
+	}
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "jevlab", "jevlab.db")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return filepath.Join(".", "jevlab.db")
+	}
+	return filepath.Join(home, ".local", "share", "jevlab", "jevlab.db")
+}
+
+// Open opens (creating if needed) the database at path and brings its schema
+// up to date. A new file is created with mode 0600 and its directory with
+// 0700. The connection uses WAL, a busy timeout of BusyTimeout, foreign keys
+// and synchronous=NORMAL.
+func Open(path string) (*DB, error) {
+	if path == "" {
+		return nil, errors.New("open database: empty path")
+	}
+	if path != ":memory:" {
+		if dir := filepath.Dir(path); dir != "" {
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return nil, fmt.Errorf("open database: create directory %s: %w", dir, err)
+			}
+		}
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("open database %s: %w", path, err)
+		}
+		f.Close()
+	}
+	dsn := "file:" + escapePath(path) + fmt.Sprintf(
+		"?_journal_mode=WAL&_busy_timeout=%d&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate",
+		BusyTimeout.Milliseconds())
+	sdb, err := sql.Open("sqlite3", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	sdb.SetMaxOpenConns(8)
+	sdb.SetMaxIdleConns(8)
+	sdb.SetConnMaxIdleTime(0)
+	db := &DB{sql: sdb, path: path, stmts: map[string]*sql.Stmt{}}
+	if err := db.migrate(context.Background()); err != nil {
+		sdb.Close()
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// escapePath makes path safe inside a file: URI (a '?' or '#' would end it).
+func escapePath(p string) string {
+	r := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+	return r.Replace(p)
+}
+
+// Path returns the file the database was opened from.
+func (db *DB) Path() string { return db.path }
+
+// Close closes the database.
+func (db *DB) Close() error {
+	db.stmtMu.Lock()
+	for _, s := range db.stmts {
+		s.Close()
+	}
+	db.stmts = nil
+	db.stmtMu.Unlock()
+	return db.sql.Close()
+}
+
+// stmt returns the prepared statement for query, preparing it once.
+func (db *DB) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	db.stmtMu.Lock()
+	defer db.stmtMu.Unlock()
+	if s, ok := db.stmts[query]; ok {
+		return s, nil
+	}
+	if db.stmts == nil {
+		return nil, errors.New("database is closed")
+	}
+	s, err := db.sql.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	db.stmts[query] = s
+	return s, nil
+}
+
+// write runs fn in a write transaction, serialised with this process's other
+// writers.
+func (db *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	db.wmu.Lock()
+	defer db.wmu.Unlock()
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// SchemaVersion returns the version of the last applied migration.
+func (db *DB) SchemaVersion(ctx context.Context) (string, error) {
+	var v sql.NullString
+	err := db.sql.QueryRowContext(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&v)
+	return v.String, err
+}
+
+// migrate applies every embedded migration not yet recorded in
+// schema_migrations, each in its own transaction, in file-name order.
+func (db *DB) migrate(ctx context.Context) error {
+	if _, err := db.sql.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version TEXT PRIMARY KEY, applied_at TEXT NOT NULL)`); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	entries, err := fs.ReadDir(migrations, "migrations")
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".sql") {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		version := strings.TrimSuffix(name, ".sql")
+		body, err := migrations.ReadFile("migrations/" + name)
+		if err != nil {
+			return fmt.Errorf("migrate %s: %w", name, err)
+		}
+		err = db.write(ctx, func(tx *sql.Tx) error {
+			var n int
+			// Checked inside the (immediate) transaction, so two processes
+			// opening a new file at once apply each migration once.
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return nil
+			}
+			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)`, version, now())
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("migrate %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// timeFormat is how times are stored: UTC, sortable as text.
+const timeFormat = "2006-01-02T15:04:05.000Z"
+
+func now() string { return time.Now().UTC().Format(timeFormat) }
+
+func parseTime(s string) time.Time {
+	if s == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(timeFormat, s)
+	if err != nil {
+		t, _ = time.Parse(time.RFC3339Nano, s)
+	}
+	return t
+}
