@@ -1,0 +1,690 @@
+package questionset
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/jevlab/jevlab/provider"
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// topFields are the fields a question-set file may have.
+var topFields = []string{"name", "model", "state", "questions", "dataset", "fixtures", "gates"}
+
+// questionFields are the fields a question may have.
+var questionFields = []string{"type", "instructions", "criteria", "threshold", "min_confidence"}
+
+// aliases maps words other dialects use to ours, for "did you mean".
+var aliases = map[string]string{
+	"options": "criteria", "choices": "criteria", "levels": "criteria",
+	"minconfidence": "min_confidence", "min-confidence": "min_confidence",
+	"prompt": "instructions", "instruction": "instructions", "question": "instructions",
+	"document": "state", "input": "state", "data": "dataset", "fixture": "fixtures",
+}
+
+// qpos remembers where a question's parts are in the file.
+type qpos struct {
+	key, value *yaml.Node
+	fields     map[string][2]*yaml.Node // field → key, value
+	entries    []pair                   // criteria entries (choice/noul)
+	levels     []*yaml.Node             // criteria items (score)
+}
+
+type parser struct {
+	file string
+	errs ErrorList
+	root *yaml.Node
+	top  map[string][2]*yaml.Node
+	qpos map[string]*qpos
+}
+
+func (p *parser) errAt(n *yaml.Node, question, field, msg string) {
+	e := &Error{File: p.file, Question: question, Field: field, Msg: msg}
+	if n != nil {
+		e.Line, e.Col = n.Line, n.Column
+	}
+	p.errs = append(p.errs, e)
+}
+
+// posErr records a conversion error (a *posError, or anything else at
+// fallback).
+func (p *parser) posErr(err error, fallback *yaml.Node, question, field string) {
+	var pe *posError
+	if errors.As(err, &pe) {
+		p.errAt(pe.node, question, field, pe.msg)
+		return
+	}
+	p.errAt(fallback, question, field, err.Error())
+}
+
+var yamlLineRE = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
+
+// document parses data as JSON (a ".json" name, or content that is valid
+// JSON starting with '{') or YAML.
+func (p *parser) document(data []byte) (doc *yaml.Node, isJSON bool) {
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 {
+		p.errs = append(p.errs, &Error{File: p.file, Line: 1, Col: 1, Msg: "empty file; a question set needs questions:"})
+		return nil, false
+	}
+	if strings.EqualFold(filepath.Ext(p.file), ".json") || (trimmed[0] == '{' && json.Valid(trimmed)) {
+		doc, err := parseJSONDocument(data)
+		if err != nil {
+			var e *Error
+			if errors.As(err, &e) {
+				e.File = p.file
+				p.errs = append(p.errs, e)
+			} else {
+				p.errs = append(p.errs, &Error{File: p.file, Line: 1, Col: 1, Msg: err.Error()})
+			}
+			return nil, true
+		}
+		return doc, true
+	}
+	var n yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	err := safeDecode(dec, &n)
+	if err == nil {
+		var extra yaml.Node
+		if err2 := safeDecode(dec, &extra); err2 != io.EOF {
+			line := extra.Line
+			if err2 != nil {
+				line = 0
+			}
+			p.errs = append(p.errs, &Error{File: p.file, Line: line, Msg: "more than one YAML document; a question set is one document"})
+			return nil, false
+		}
+	}
+	if err != nil {
+		e := &Error{File: p.file, Msg: err.Error()}
+		if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
+			e.Line, _ = strconv.Atoi(m[1])
+			e.Msg = "invalid YAML: " + m[2]
+		}
+		p.errs = append(p.errs, e)
+		return nil, false
+	}
+	return &n, false
+}
+
+// safeDecode guards against panics in the YAML library on hostile input.
+func safeDecode(dec *yaml.Decoder, n *yaml.Node) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("yaml: cannot parse this document (%v)", r)
+		}
+	}()
+	return dec.Decode(n)
+}
+
+func (p *parser) parse(data []byte) *Set {
+	doc, isJSON := p.document(data)
+	if doc == nil {
+		return nil
+	}
+	s := &Set{doc: doc, isJSON: isJSON}
+	if len(doc.Content) == 0 {
+		p.errAt(doc, "", "", "empty file; a question set needs questions:")
+		return nil
+	}
+	root := doc.Content[0]
+	for root.Kind == yaml.AliasNode && root.Alias != nil {
+		root = root.Alias
+	}
+	p.root = root
+	if root.Kind != yaml.MappingNode {
+		p.errAt(root, "", "", "a question set is a mapping with name, model, state and questions, not "+kindWord(root))
+		return nil
+	}
+	pairs, err := mappingPairs(root, 0)
+	if err != nil {
+		p.posErr(err, root, "", "")
+		return nil
+	}
+	p.top = map[string][2]*yaml.Node{}
+	for _, kv := range pairs {
+		p.top[kv.key] = [2]*yaml.Node{kv.keyNode, kv.value}
+		switch kv.key {
+		case "name":
+			s.Name = p.text(kv.value, "", "name")
+		case "model":
+			s.Model = p.text(kv.value, "", "model")
+			if s.Model == "" && p.isText(kv.value) {
+				p.errAt(kv.value, "", "model", "is empty; name a model such as jev-latest, or remove the field")
+			}
+		case "state":
+			raw, err := toJSON(kv.value)
+			if err != nil {
+				p.posErr(err, kv.value, "", "state")
+				continue
+			}
+			switch raw[0] {
+			case '"', '{', '[':
+				s.State = raw
+			case 'n':
+				// An empty `state:` means no working state.
+			default:
+				p.errAt(kv.value, "", "state", "must be a string, object or array, not a "+jsonKind(raw))
+			}
+		case "questions":
+			p.questions(s, kv.value)
+		case "dataset":
+			s.Dataset = p.text(kv.value, "", "dataset")
+		case "fixtures":
+			p.fixtures(s, kv.value)
+		case "gates":
+			// parsed after the questions, which it refers to
+		default:
+			p.unknown(kv.keyNode, "", kv.key, topFields, "a question set has "+listWords(topFields))
+		}
+	}
+	if _, ok := p.top["questions"]; !ok {
+		p.errAt(root, "", "questions", "missing; a question set needs at least one question")
+	}
+	if g, ok := p.top["gates"]; ok {
+		p.gates(s, g[1])
+	}
+	if len(p.errs) == 0 {
+		p.validate(s)
+	}
+	return s
+}
+
+// validate runs the provider's own validation and maps each problem to
+// its place in the file.
+func (p *parser) validate(s *Set) {
+	req := s.Request(nil)
+	if req.State == nil {
+		req.State = json.RawMessage(`""`) // the working state is optional
+	}
+	err := req.Validate()
+	var ve *provider.ValidationError
+	if !errors.As(err, &ve) {
+		return
+	}
+	for _, prob := range ve.Problems {
+		var qe *provider.QuestionError
+		var fe *provider.FieldError
+		switch {
+		case errors.As(prob, &qe):
+			field, msg := "", qe.Err.Error()
+			if errors.As(qe.Err, &fe) {
+				field, msg = fe.Field, fe.Msg
+			}
+			p.errAt(p.locate(qe.ID, field), qe.ID, field, msg)
+		case errors.As(prob, &fe):
+			n := p.root
+			if kv, ok := p.top[fe.Field]; ok {
+				n = kv[1]
+			}
+			p.errAt(n, "", fe.Field, fe.Msg)
+		default:
+			p.errAt(p.root, "", "", prob.Error())
+		}
+	}
+}
+
+// locate finds the node a provider field path refers to.
+func (p *parser) locate(id, field string) *yaml.Node {
+	qp, ok := p.qpos[id]
+	if !ok {
+		return p.root
+	}
+	if field == "" || field == "id" {
+		return qp.key
+	}
+	if kv, ok := qp.fields[field]; ok {
+		return kv[1]
+	}
+	if label, ok := strings.CutPrefix(field, "criteria."); ok {
+		for _, e := range qp.entries {
+			if e.key == label {
+				return e.keyNode
+			}
+		}
+	}
+	if rest, ok := strings.CutPrefix(field, "criteria["); ok {
+		if i, err := strconv.Atoi(strings.TrimSuffix(rest, "]")); err == nil {
+			if i >= 0 && i < len(qp.levels) {
+				return qp.levels[i]
+			}
+			if i >= 0 && i < len(qp.entries) {
+				return qp.entries[i].keyNode
+			}
+		}
+	}
+	if kv, ok := qp.fields["criteria"]; ok && strings.HasPrefix(field, "criteria") {
+		return kv[1]
+	}
+	return qp.key
+}
+
+func (p *parser) questions(s *Set, n *yaml.Node) {
+	p.qpos = map[string]*qpos{}
+	n = deref(n)
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
+		p.errAt(n, "", "questions", "is empty; a question set needs at least one question")
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		p.errAt(n, "", "questions", "must be a mapping of question id to question, not "+kindWord(n))
+		return
+	}
+	pairs, err := mappingPairs(n, 1)
+	if err != nil {
+		p.posErr(err, n, "", "questions")
+		return
+	}
+	if len(pairs) == 0 {
+		p.errAt(n, "", "questions", "is empty; a question set needs at least one question")
+		return
+	}
+	for _, kv := range pairs {
+		if kv.key == "" {
+			p.errAt(kv.keyNode, "", "questions", "a question id must not be empty")
+			continue
+		}
+		q, ok := p.question(s, kv)
+		if ok {
+			s.Questions = append(s.Questions, provider.QuestionEntry{ID: kv.key, Question: q})
+		}
+	}
+}
+
+func (p *parser) question(s *Set, kv pair) (provider.Question, bool) {
+	id := kv.key
+	qp := &qpos{key: kv.keyNode, value: kv.value, fields: map[string][2]*yaml.Node{}}
+	p.qpos[id] = qp
+	var q provider.Question
+	v := deref(kv.value)
+	if v.Kind != yaml.MappingNode {
+		p.errAt(v, id, "", "must be a mapping with type, instructions and criteria, not "+kindWord(v))
+		return q, false
+	}
+	pairs, err := mappingPairs(v, 2)
+	if err != nil {
+		p.posErr(err, v, id, "")
+		return q, false
+	}
+	before := len(p.errs)
+	for _, f := range pairs {
+		qp.fields[f.key] = [2]*yaml.Node{f.keyNode, f.value}
+	}
+	for _, f := range pairs {
+		if !contains(questionFields, f.key) {
+			p.unknown(f.keyNode, id, f.key, questionFields, "a question has "+listWords(questionFields))
+		}
+	}
+	tkv, ok := qp.fields["type"]
+	if !ok {
+		p.errAt(qp.key, id, "type", "missing; use noul, choice or score")
+		return q, false
+	}
+	t := p.text(tkv[1], id, "type")
+	if len(p.errs) > before {
+		return q, false
+	}
+	q.Type = provider.QuestionType(t)
+	if !q.Type.Valid() {
+		msg := fmt.Sprintf("%q is not a question type; use noul, choice or score", t)
+		if sug := suggest(t, []string{"noul", "choice", "score"}); sug != "" {
+			msg = fmt.Sprintf("%q is not a question type; did you mean %s?", t, sug)
+		}
+		p.errAt(tkv[1], id, "type", msg)
+		return q, false
+	}
+	if ikv, ok := qp.fields["instructions"]; ok {
+		raw, err := toJSON(ikv[1])
+		if err != nil {
+			p.posErr(err, ikv[1], id, "instructions")
+		} else {
+			q.Instructions = raw
+		}
+	}
+	if ckv, ok := qp.fields["criteria"]; ok {
+		p.criteria(&q, qp, id, ckv[1])
+	}
+	var st Settings
+	if tkv, ok := qp.fields["threshold"]; ok {
+		st.Threshold = p.unit(tkv[1], id, "threshold")
+		if q.Type != provider.Noul {
+			p.errAt(tkv[0], id, "threshold", fmt.Sprintf("only a noul has a threshold; a %s's decision is its top option", q.Type))
+		}
+	}
+	if mkv, ok := qp.fields["min_confidence"]; ok {
+		st.MinConfidence = p.unit(mkv[1], id, "min_confidence")
+		if q.Type == provider.Noul {
+			p.errAt(mkv[0], id, "min_confidence", "a noul has no confidence; use threshold instead")
+		}
+	}
+	if st.Threshold != nil || st.MinConfidence != nil {
+		if s.Settings == nil {
+			s.Settings = map[string]Settings{}
+		}
+		s.Settings[id] = st
+	}
+	return q, len(p.errs) == before
+}
+
+// criteria reads a question's criteria: a mapping becomes options (choice
+// and noul), a list becomes levels (score). A shape that does not fit the
+// type is left to the provider's validation, which says so.
+func (p *parser) criteria(q *provider.Question, qp *qpos, id string, n *yaml.Node) {
+	d := deref(n)
+	switch d.Kind {
+	case yaml.MappingNode:
+		pairs, err := mappingPairs(d, 3)
+		if err != nil {
+			p.posErr(err, d, id, "criteria")
+			return
+		}
+		qp.entries = pairs
+		q.Options = make([]provider.Option, 0, len(pairs))
+		for _, e := range pairs {
+			raw, err := toJSON(e.value)
+			if err != nil {
+				p.posErr(err, e.value, id, "criteria."+e.key)
+				continue
+			}
+			q.Options = append(q.Options, provider.Option{Label: e.key, Description: raw})
+		}
+	case yaml.SequenceNode:
+		qp.levels = d.Content
+		q.Levels = make([]json.RawMessage, 0, len(d.Content))
+		for i, e := range d.Content {
+			raw, err := toJSON(e)
+			if err != nil {
+				p.posErr(err, e, id, fmt.Sprintf("criteria[%d]", i))
+				continue
+			}
+			q.Levels = append(q.Levels, raw)
+		}
+	case yaml.ScalarNode:
+		if d.ShortTag() == "!!null" {
+			return
+		}
+		var want string
+		switch q.Type {
+		case provider.Score:
+			want = "a list of levels, lowest first"
+		case provider.Choice:
+			want = "a mapping of option label to description"
+		default:
+			want = "a mapping with keys true and false"
+		}
+		p.errAt(d, id, "criteria", "must be "+want+", not "+kindWord(d))
+	}
+}
+
+func (p *parser) fixtures(s *Set, n *yaml.Node) {
+	d := deref(n)
+	switch d.Kind {
+	case yaml.ScalarNode:
+		if d.ShortTag() == "!!null" {
+			return
+		}
+		if f := p.text(d, "", "fixtures"); f != "" {
+			s.Fixtures = []string{f}
+			s.fixScal = true
+		}
+	case yaml.SequenceNode:
+		for _, e := range d.Content {
+			f := p.text(e, "", "fixtures")
+			if f == "" && p.isText(e) {
+				p.errAt(e, "", "fixtures", "an empty path; remove the entry")
+			}
+			if f != "" {
+				s.Fixtures = append(s.Fixtures, f)
+			}
+		}
+	default:
+		p.errAt(d, "", "fixtures", "must be a path or a list of paths")
+	}
+}
+
+func (p *parser) gates(s *Set, n *yaml.Node) {
+	d := deref(n)
+	if d.Kind == yaml.ScalarNode && d.ShortTag() == "!!null" {
+		return
+	}
+	if d.Kind != yaml.MappingNode {
+		p.errAt(d, "", "gates", `must be a mapping of question id (or "*") to gate`)
+		return
+	}
+	pairs, err := mappingPairs(d, 1)
+	if err != nil {
+		p.posErr(err, d, "", "gates")
+		return
+	}
+	names := make([]string, len(gateFields))
+	for i, f := range gateFields {
+		names[i] = f.name
+	}
+	for _, kv := range pairs {
+		if kv.key != "*" {
+			if _, ok := s.Questions.Get(kv.key); !ok {
+				if _, parsed := p.qpos[kv.key]; !parsed {
+					msg := fmt.Sprintf(`no question %q; use "*" or a question id`, kv.key)
+					if sug := suggest(kv.key, s.Questions.IDs()); sug != "" {
+						msg = fmt.Sprintf("no question %q; did you mean %s?", kv.key, sug)
+					}
+					p.errAt(kv.keyNode, "", "gates", msg)
+					continue
+				}
+			}
+		}
+		v := deref(kv.value)
+		if v.Kind != yaml.MappingNode {
+			p.errAt(v, "", "gates."+kv.key, "must be a mapping such as {min_accuracy: 0.8, max_ece: 0.25}")
+			continue
+		}
+		fields, err := mappingPairs(v, 2)
+		if err != nil {
+			p.posErr(err, v, "", "gates."+kv.key)
+			continue
+		}
+		var g Gate
+		for _, f := range fields {
+			idx := -1
+			for i, gf := range gateFields {
+				if gf.name == f.key {
+					idx = i
+				}
+			}
+			if idx < 0 {
+				p.unknown(f.keyNode, "", "gates."+kv.key+"."+f.key, names, "a gate has "+listWords(names))
+				continue
+			}
+			field := "gates." + kv.key + "." + f.key
+			x, ok := p.number(f.value, "", field)
+			if !ok {
+				continue
+			}
+			if x < 0 || (gateFields[idx].max > 0 && x > gateFields[idx].max) {
+				bound := fmt.Sprintf("[0, %s]", formatFloat(gateFields[idx].max))
+				if gateFields[idx].max == 0 {
+					bound = "[0, ∞)"
+				}
+				p.errAt(f.value, "", field, fmt.Sprintf("%s is outside %s", formatFloat(x), bound))
+				continue
+			}
+			*gateFields[idx].get(&g) = &x
+		}
+		if s.Gates == nil {
+			s.Gates = map[string]Gate{}
+		}
+		s.Gates[kv.key] = g
+	}
+}
+
+// unknown reports an unknown field with a suggestion when one is close.
+func (p *parser) unknown(k *yaml.Node, question, field string, known []string, help string) {
+	last := field
+	if i := strings.LastIndexByte(field, '.'); i >= 0 {
+		last = field[i+1:]
+	}
+	if a, ok := aliases[strings.ToLower(last)]; ok && contains(known, a) {
+		p.errAt(k, question, field, fmt.Sprintf("unknown field; did you mean %s?", a))
+		return
+	}
+	if sug := suggest(last, known); sug != "" {
+		p.errAt(k, question, field, fmt.Sprintf("unknown field; did you mean %s?", sug))
+		return
+	}
+	p.errAt(k, question, field, "unknown field; "+help)
+}
+
+// text returns a scalar's text, reporting anything that is not text.
+func (p *parser) text(n *yaml.Node, question, field string) string {
+	d := deref(n)
+	if !p.isText(d) {
+		p.errAt(d, question, field, "must be text, not "+kindWord(d))
+		return ""
+	}
+	return d.Value
+}
+
+func (p *parser) isText(n *yaml.Node) bool {
+	d := deref(n)
+	return d.Kind == yaml.ScalarNode && (d.ShortTag() == "!!str" || d.ShortTag() == "!!timestamp")
+}
+
+// number returns a numeric scalar's value.
+func (p *parser) number(n *yaml.Node, question, field string) (float64, bool) {
+	d := deref(n)
+	if d.Kind == yaml.ScalarNode && (d.ShortTag() == "!!int" || d.ShortTag() == "!!float") {
+		raw, err := scalarJSON(d)
+		if err == nil {
+			if x, err := strconv.ParseFloat(raw, 64); err == nil {
+				return x, true
+			}
+		}
+	}
+	p.errAt(d, question, field, "must be a number, not "+kindWord(d))
+	return 0, false
+}
+
+// unit returns a number in [0, 1].
+func (p *parser) unit(n *yaml.Node, question, field string) *float64 {
+	x, ok := p.number(n, question, field)
+	if !ok {
+		return nil
+	}
+	if x < 0 || x > 1 {
+		p.errAt(deref(n), question, field, fmt.Sprintf("%s is outside [0, 1]", formatFloat(x)))
+		return nil
+	}
+	return &x
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < 64; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+// kindWord names a node's kind for messages ("a number", "a list").
+func kindWord(n *yaml.Node) string {
+	n = deref(n)
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		switch n.ShortTag() {
+		case "!!null":
+			return "null"
+		case "!!bool":
+			return "a boolean"
+		case "!!int", "!!float":
+			return "a number"
+		}
+		return "text"
+	}
+	return "a value"
+}
+
+// jsonKind names a JSON value's kind by its first byte.
+func jsonKind(raw []byte) string {
+	switch raw[0] {
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	case '"':
+		return "string"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	}
+	return "number"
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func listWords(w []string) string {
+	if len(w) == 1 {
+		return w[0]
+	}
+	return strings.Join(w[:len(w)-1], ", ") + " and " + w[len(w)-1]
+}
+
+// suggest returns the known word closest to s when it is close enough to
+// be a typo, or "".
+func suggest(s string, known []string) string {
+	best, bestD := "", 3
+	ls := strings.ToLower(s)
+	for _, k := range known {
+		d := levenshtein(ls, strings.ToLower(k))
+		if d < bestD && d <= len(k)/3+1 {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+func levenshtein(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	if len(ra) > 64 || len(rb) > 64 {
+		return 99
+	}
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			c := 1
+			if ra[i-1] == rb[j-1] {
+				c = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+// formatFloat spells x the shortest way that round-trips.
+func formatFloat(x float64) string {
+	return strconv.FormatFloat(x, 'g', -1, 64)
+}

@@ -1,0 +1,412 @@
+// Package questionset loads, validates, edits and saves question-set files:
+// the YAML (or JSON) documents a prompt engineer iterates on.
+//
+// A question set holds the wire questions of a System One request in file
+// order, plus caller-side settings that are never sent: a noul's
+// `threshold`, a question's `min_confidence`, evaluation `gates`, the
+// default `dataset` and the `fixtures` to replay. A plain wire request
+// (`{"model", "state", "questions"}`) is also a valid question set.
+//
+// Errors point at file:line:column and name the question id and field.
+// Saving keeps the parsed YAML node tree and patches it, so comments and
+// layout survive edits, and saving an unchanged set writes the original
+// bytes back.
+package questionset
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/jevlab/jevlab/provider"
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// Set is one question set.
+type Set struct {
+	// Name is the set's name as written ("" when the file has none; see Title).
+	Name string
+	// Model is the requested model; "" means provider.DefaultModel.
+	Model string
+	// State is the working state used while designing (compact JSON), nil
+	// when absent.
+	State json.RawMessage
+	// Questions are the wire questions in file order.
+	Questions provider.Questions
+	// Settings are caller-side settings per question id; never sent.
+	Settings map[string]Settings
+	// Gates are evaluation gates per question id; "*" applies to every
+	// question.
+	Gates map[string]Gate
+	// Dataset is the default dataset path as written (relative to the file).
+	Dataset string
+	// Fixtures are fixture files as written (relative to the file).
+	Fixtures []string
+	// Path is the file the set came from ("" for embedded or new sets).
+	Path string
+
+	doc      *yaml.Node // parsed document, patched on save (nil for new sets)
+	orig     []byte     // bytes the set was parsed from or last saved as
+	snapshot []byte     // canonical JSON of the set when orig was current
+	isJSON   bool       // the file is JSON: save as JSON
+	fixScal  bool       // fixtures was written as one string, not a list
+}
+
+// Settings are caller-side settings of one question. They are never sent
+// to the provider.
+type Settings struct {
+	// Threshold turns a noul's p into a yes/no decision for accuracy
+	// metrics (default 0.5). Only nouls have one.
+	Threshold *float64
+	// MinConfidence abstains below this confidence (choice and score only;
+	// a noul has no confidence field).
+	MinConfidence *float64
+}
+
+// Gate is a pass/fail condition on evaluation metrics; nil fields are not
+// checked.
+type Gate struct {
+	MinAccuracy  *float64
+	MaxECE       *float64
+	MaxBrier     *float64
+	MinMacroF1   *float64
+	MaxLogLoss   *float64
+	MinWithinOne *float64 // score questions: share within one level
+	MaxErrorRate *float64 // share of items whose call failed
+}
+
+// gateFields lists Gate's file fields in their written order.
+var gateFields = []struct {
+	name string
+	get  func(*Gate) **float64
+	max  float64 // upper bound (0 = unbounded)
+}{
+	{"min_accuracy", func(g *Gate) **float64 { return &g.MinAccuracy }, 1},
+	{"max_ece", func(g *Gate) **float64 { return &g.MaxECE }, 1},
+	{"max_brier", func(g *Gate) **float64 { return &g.MaxBrier }, 2},
+	{"min_macro_f1", func(g *Gate) **float64 { return &g.MinMacroF1 }, 1},
+	{"max_log_loss", func(g *Gate) **float64 { return &g.MaxLogLoss }, 0},
+	{"min_within_one", func(g *Gate) **float64 { return &g.MinWithinOne }, 1},
+	{"max_error_rate", func(g *Gate) **float64 { return &g.MaxErrorRate }, 1},
+}
+
+// DefaultThreshold is a noul's decision threshold when none is set.
+const DefaultThreshold = 0.5
+
+// Load reads and validates the question set at path.
+func Load(path string) (*Set, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load question set: %w", err)
+	}
+	s, err := Parse(path, data)
+	if err != nil {
+		return nil, err
+	}
+	s.Path = path
+	return s, nil
+}
+
+// Parse reads and validates a question set from data; name is used in
+// error messages and to choose JSON for a ".json" name. The returned error
+// is an ErrorList of *Error, sorted by position.
+func Parse(name string, data []byte) (*Set, error) {
+	p := &parser{file: name}
+	s := p.parse(data)
+	if len(p.errs) > 0 {
+		sort.SliceStable(p.errs, func(i, j int) bool {
+			a, b := p.errs[i], p.errs[j]
+			if a.Line != b.Line {
+				return a.Line < b.Line
+			}
+			return a.Col < b.Col
+		})
+		return nil, p.errs
+	}
+	s.orig = append([]byte(nil), data...)
+	s.snapshot = s.canonicalJSON()
+	return s, nil
+}
+
+// Title returns the set's name, or its file name without extension, or
+// "untitled".
+func (s *Set) Title() string {
+	if s.Name != "" {
+		return s.Name
+	}
+	if s.Path != "" {
+		b := filepath.Base(s.Path)
+		return strings.TrimSuffix(b, filepath.Ext(b))
+	}
+	return "untitled"
+}
+
+// Request builds the wire request for state (nil → the working state).
+// Caller-side settings never appear in it.
+func (s *Set) Request(state json.RawMessage) *provider.Request {
+	if state == nil {
+		state = s.State
+	}
+	if state != nil {
+		state = provider.Compact(state)
+	}
+	qs := make(provider.Questions, len(s.Questions))
+	copy(qs, s.Questions)
+	return &provider.Request{Model: s.ModelName(), State: state, Questions: qs}
+}
+
+// ModelName returns the requested model, provider.DefaultModel when unset.
+func (s *Set) ModelName() string {
+	if s.Model == "" {
+		return provider.DefaultModel
+	}
+	return s.Model
+}
+
+// Question returns the question with id.
+func (s *Set) Question(id string) (*provider.Question, bool) {
+	return s.Questions.Get(id)
+}
+
+// Threshold returns the decision threshold of noul id (DefaultThreshold
+// unless set).
+func (s *Set) Threshold(id string) float64 {
+	if st, ok := s.Settings[id]; ok && st.Threshold != nil {
+		return *st.Threshold
+	}
+	return DefaultThreshold
+}
+
+// MinConfidence returns question id's minimum confidence and whether one is
+// set.
+func (s *Set) MinConfidence(id string) (float64, bool) {
+	if st, ok := s.Settings[id]; ok && st.MinConfidence != nil {
+		return *st.MinConfidence, true
+	}
+	return 0, false
+}
+
+// GateFor returns the gate for question id: the "*" gate with the
+// question's own gate fields laid over it.
+func (s *Set) GateFor(id string) Gate {
+	g := s.Gates["*"]
+	if own, ok := s.Gates[id]; ok {
+		for _, f := range gateFields {
+			if v := *f.get(&own); v != nil {
+				*f.get(&g) = v
+			}
+		}
+	}
+	return g
+}
+
+// Resolve returns p relative to the directory of the set's file (p itself
+// when absolute or when the set has no file).
+func (s *Set) Resolve(p string) string {
+	if p == "" || filepath.IsAbs(p) || s.Path == "" {
+		return p
+	}
+	return filepath.Join(filepath.Dir(s.Path), p)
+}
+
+// Validate checks the set as it is now (after edits) with the provider's
+// limits. Errors carry positions only for parts unchanged since loading.
+func (s *Set) Validate() error {
+	data, err := s.Marshal()
+	if err != nil {
+		return err
+	}
+	name := s.Path
+	if name == "" {
+		name = s.Title()
+		if s.isJSON {
+			name += ".json"
+		}
+	}
+	_, err = Parse(name, data)
+	return err
+}
+
+// Error is one problem in a question-set or dataset file.
+type Error struct {
+	File      string
+	Line, Col int // 1-based; 0 when unknown
+	Question  string
+	Field     string
+	Msg       string
+}
+
+// Error formats file:line:col: question "id": field: message, leaving out
+// the parts that are empty.
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+		if e.Col > 0 {
+			fmt.Fprintf(&b, ":%d", e.Col)
+		}
+	}
+	if b.Len() > 0 {
+		b.WriteString(": ")
+	}
+	if e.Question != "" {
+		fmt.Fprintf(&b, "question %q: ", e.Question)
+	}
+	if e.Field != "" {
+		b.WriteString(e.Field)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// ErrorList is every problem found in one file, in position order.
+type ErrorList []*Error
+
+// Error joins the problems one per line.
+func (l ErrorList) Error() string {
+	msgs := make([]string, len(l))
+	for i, e := range l {
+		msgs[i] = e.Error()
+	}
+	return strings.Join(msgs, "\n")
+}
+
+// Unwrap returns the problems.
+func (l ErrorList) Unwrap() []error {
+	out := make([]error, len(l))
+	for i, e := range l {
+		out[i] = e
+	}
+	return out
+}
+
+// canonicalJSON is the whole set (wire questions and settings) as compact
+// JSON in the file layout: the emitter's input and the change detector.
+func (s *Set) canonicalJSON() []byte {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	n := 0
+	field := func(k string) {
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		n++
+		writeString(&b, k)
+		b.WriteByte(':')
+	}
+	if s.Name != "" {
+		field("name")
+		writeString(&b, s.Name)
+	}
+	if s.Model != "" {
+		field("model")
+		writeString(&b, s.Model)
+	}
+	if s.State != nil {
+		field("state")
+		b.Write(s.State)
+	}
+	field("questions")
+	b.WriteByte('{')
+	for i, e := range s.Questions {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		writeString(&b, e.ID)
+		b.WriteByte(':')
+		body, _ := e.Question.MarshalJSON()
+		st, ok := s.Settings[e.ID]
+		if ok && (st.Threshold != nil || st.MinConfidence != nil) {
+			b.Write(body[:len(body)-1])
+			if st.Threshold != nil {
+				b.WriteString(`,"threshold":`)
+				b.WriteString(formatFloat(*st.Threshold))
+			}
+			if st.MinConfidence != nil {
+				b.WriteString(`,"min_confidence":`)
+				b.WriteString(formatFloat(*st.MinConfidence))
+			}
+			b.WriteByte('}')
+		} else {
+			b.Write(body)
+		}
+	}
+	b.WriteByte('}')
+	if s.Dataset != "" {
+		field("dataset")
+		writeString(&b, s.Dataset)
+	}
+	if len(s.Fixtures) > 0 {
+		field("fixtures")
+		if s.fixScal && len(s.Fixtures) == 1 {
+			writeString(&b, s.Fixtures[0])
+		} else {
+			b.WriteByte('[')
+			for i, f := range s.Fixtures {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				writeString(&b, f)
+			}
+			b.WriteByte(']')
+		}
+	}
+	if len(s.Gates) > 0 {
+		field("gates")
+		b.WriteByte('{')
+		for i, id := range s.gateOrder() {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeString(&b, id)
+			b.WriteString(":{")
+			g := s.Gates[id]
+			m := 0
+			for _, f := range gateFields {
+				if v := *f.get(&g); v != nil {
+					if m > 0 {
+						b.WriteByte(',')
+					}
+					m++
+					writeString(&b, f.name)
+					b.WriteByte(':')
+					b.WriteString(formatFloat(*v))
+				}
+			}
+			b.WriteByte('}')
+		}
+		b.WriteByte('}')
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// gateOrder is "*" first, then question order, then any other ids sorted.
+func (s *Set) gateOrder() []string {
+	var out []string
+	done := map[string]bool{}
+	if _, ok := s.Gates["*"]; ok {
+		out = append(out, "*")
+		done["*"] = true
+	}
+	for _, e := range s.Questions {
+		if _, ok := s.Gates[e.ID]; ok && !done[e.ID] {
+			out = append(out, e.ID)
+			done[e.ID] = true
+		}
+	}
+	var rest []string
+	for id := range s.Gates {
+		if !done[id] {
+			rest = append(rest, id)
+		}
+	}
+	sort.Strings(rest)
+	return append(out, rest...)
+}
