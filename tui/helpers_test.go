@@ -1,0 +1,227 @@
+package tui
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"hash/fnv"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
+	"github.com/jevlab/jevlab/evals/questionset"
+	"github.com/jevlab/jevlab/internal/testutil"
+	"github.com/jevlab/jevlab/provider"
+	"github.com/jevlab/jevlab/provider/fixtures"
+)
+
+// asciiRenderer draws without colour so golden files are stable.
+func asciiRenderer() *lipgloss.Renderer {
+	r := lipgloss.NewRenderer(io.Discard)
+	r.SetColorProfile(termenv.Ascii)
+	r.SetHasDarkBackground(true)
+	return r
+}
+
+// fakeProvider answers deterministically from a hash of model, state and
+// each question, so an edited question gets a different distribution. It
+// counts calls.
+type fakeProvider struct {
+	mu    sync.Mutex
+	calls int
+	block chan struct{} // when set, Ask waits for it or ctx
+}
+
+func (f *fakeProvider) Ask(ctx context.Context, req *provider.Request) (*provider.Result, error) {
+	f.mu.Lock()
+	f.calls++
+	block := f.block
+	f.mu.Unlock()
+	if block != nil {
+		select {
+		case <-block:
+		case <-ctx.Done():
+			return nil, &provider.Error{Kind: provider.KindCanceled, Err: ctx.Err()}
+		}
+	}
+	res := &provider.Result{Model: "standin-fake", Usage: provider.Usage{InputTokens: 100 * int64(len(req.Questions))}}
+	for _, qe := range req.Questions {
+		body, _ := qe.Question.MarshalJSON()
+		n := qe.Question.Size()
+		ps := make([]float64, n)
+		sum := 0.0
+		for i := range ps {
+			h := fnv.New64a()
+			h.Write(req.State)
+			h.Write(body)
+			h.Write([]byte{byte(i)})
+			ps[i] = math.Pow(float64(h.Sum64()%1000)/1000+0.01, 3)
+			sum += ps[i]
+		}
+		a := provider.Answer{ID: qe.ID, Type: qe.Question.Type, Provenance: provider.Provenance{Source: provider.SourceStandIn, Model: "standin-fake"}}
+		best := 0
+		for i := range ps {
+			ps[i] /= sum
+			if ps[i] > ps[best] {
+				best = i
+			}
+		}
+		switch qe.Question.Type {
+		case provider.Noul:
+			a.P = ps[0]
+		case provider.Choice:
+			a.Probs, a.Choice, a.Confidence, a.HasConfidence = ps, qe.Question.Options[best].Label, ps[best], true
+		case provider.Score:
+			for i, p := range ps {
+				a.Score += float64(i) * p
+			}
+			a.Probs, a.Confidence, a.HasConfidence = ps, ps[best], true
+		}
+		res.Answers = append(res.Answers, a)
+	}
+	res.CostUSD = provider.Cost(res.Usage, provider.CostPerMillionInputTokens)
+	return res, nil
+}
+
+const triageYAML = `name: support-triage
+model: jev-latest
+state:
+  message: "I was charged twice for order A-104"
+questions:
+  team:
+    type: choice
+    instructions: Which team should handle this ticket?
+    criteria:
+      billing: {what: "charges, refunds, invoices", not_for: "delivery"}
+      orders: null
+      shipping: Parcels, couriers and delivery times.
+  urgent:
+    type: noul
+    instructions: Does this need attention today?
+    threshold: 0.7
+  anger:
+    type: score
+    instructions: How upset is the customer?
+    criteria: [calm, annoyed, furious]
+`
+
+// triageSet writes the triage set to a temp dir and loads it.
+func triageSet(t testing.TB) *questionset.Set {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "triage.yaml")
+	if err := os.WriteFile(path, []byte(triageYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := questionset.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// bankingSet builds the Banking77 set with the first recorded line's state,
+// and a cache replaying that one line offline.
+func bankingSet(t testing.TB) (*questionset.Set, provider.Provider) {
+	t.Helper()
+	dir := testutil.Testdata(t, "banking77")
+	f, err := os.Open(filepath.Join(dir, "recorded.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	if !sc.Scan() {
+		t.Fatal("empty recorded.jsonl")
+	}
+	line := append([]byte(nil), sc.Bytes()...)
+	var ex struct {
+		Request struct {
+			State     json.RawMessage `json:"state"`
+			Questions json.RawMessage `json:"questions"`
+		} `json:"request"`
+	}
+	if err := json.Unmarshal(line, &ex); err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	fx := filepath.Join(tmp, "recorded.jsonl")
+	if err := os.WriteFile(fx, append(line, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	doc := `{"name":"banking77","model":"jev-latest","state":` + string(ex.Request.State) + `,"questions":` + string(ex.Request.Questions) + `}`
+	path := filepath.Join(tmp, "banking77.json")
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := questionset.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := fixtures.NewCache(fixtures.CacheConfig{Files: []string{fx}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, c
+}
+
+// drive feeds msgs to m, running every command synchronously (ticks and
+// batches included, to a bounded depth) — for unit tests that need no
+// program.
+func drive(m *Model, msgs ...tea.Msg) {
+	for _, msg := range msgs {
+		runMsg(m, msg, 0)
+	}
+}
+
+func runMsg(m *Model, msg tea.Msg, depth int) {
+	if depth > 8 || msg == nil {
+		return
+	}
+	_, cmd := m.Update(msg)
+	runCmd(m, cmd, depth)
+}
+
+func runCmd(m *Model, cmd tea.Cmd, depth int) {
+	if cmd == nil {
+		return
+	}
+	msg := cmd()
+	switch msg := msg.(type) {
+	case tea.BatchMsg:
+		for _, c := range msg {
+			runCmd(m, c, depth+1)
+		}
+	case tea.QuitMsg:
+	default:
+		if strings.HasPrefix(typeName(msg), "spinner.") {
+			return // ticks would loop
+		}
+		runMsg(m, msg, depth+1)
+	}
+}
+
+func typeName(v any) string {
+	if v == nil {
+		return ""
+	}
+	return strings.TrimPrefix(strings.TrimPrefix(fmtType(v), "*"), "")
+}
+
+func keys(s string) []tea.Msg {
+	var out []tea.Msg
+	for _, r := range s {
+		out = append(out, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+	}
+	return out
+}
+
+func press(t tea.KeyType) tea.Msg { return tea.KeyMsg{Type: t} }

@@ -1,0 +1,461 @@
+// Package tui is jevlab's workbench: a Bubble Tea program with one model per
+// screen (design, dataset, evaluation, runs, compare) under a top-level model
+// that routes messages, draws the header, the status line and the
+// context-sensitive key bar, and guards unsaved edits.
+//
+// Every slow operation (asking the provider, saving, loading the dataset,
+// querying the database) runs as a tea.Cmd and reports back with a message;
+// View only joins strings prepared in Update.
+package tui
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/jevlab/jevlab/evals/questionset"
+	"github.com/jevlab/jevlab/provider"
+)
+
+// Options configure the workbench.
+type Options struct {
+	// Set is the question set to design; required.
+	Set *questionset.Set
+	// Provider answers requests (live client, cache, offline replay or the
+	// stand-in); required.
+	Provider provider.Provider
+	// Mode names how Provider answers: "live", "cached", "offline" or
+	// "stand-in". It is shown in the header.
+	Mode string
+	// Model overrides the set's requested model when not empty.
+	Model string
+	// Store holds runs for the evaluation, runs and compare screens; nil
+	// leaves those screens explaining how to get one.
+	Store Store
+	// Evaluator starts evaluations; nil disables starting one.
+	Evaluator Evaluator
+	// Dataset loads the labelled items, asynchronously; nil when the set
+	// names no dataset.
+	Dataset DatasetLoader
+	// RunOnStart asks the working state once at start (free when answers
+	// are cached or replayed).
+	RunOnStart bool
+	// Renderer draws the styles (nil: lipgloss's default, which honours
+	// NO_COLOR and detects light backgrounds).
+	Renderer *lipgloss.Renderer
+	// Input and Output replace the terminal (tests); nil means stdin/stdout.
+	Input  io.Reader
+	Output io.Writer
+	// NoAltScreen keeps the program in the normal screen buffer.
+	NoAltScreen bool
+	// Mouse enables mouse wheel scrolling.
+	Mouse bool
+	// Now is the clock (tests); nil means time.Now.
+	Now func() time.Time
+}
+
+// Run starts the workbench and blocks until the user quits or ctx ends.
+func Run(ctx context.Context, opt Options) error {
+	m, err := New(ctx, opt)
+	if err != nil {
+		return err
+	}
+	popts := []tea.ProgramOption{tea.WithContext(ctx)}
+	if !opt.NoAltScreen {
+		popts = append(popts, tea.WithAltScreen())
+	}
+	if opt.Mouse {
+		popts = append(popts, tea.WithMouseCellMotion())
+	}
+	if opt.Input != nil {
+		popts = append(popts, tea.WithInput(opt.Input))
+	}
+	if opt.Output != nil {
+		popts = append(popts, tea.WithOutput(opt.Output))
+	}
+	_, err = tea.NewProgram(m, popts...).Run()
+	if err != nil && ctx.Err() != nil {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("workbench: %w", err)
+	}
+	return nil
+}
+
+// screenID names a screen.
+type screenID int
+
+const (
+	screenDesign screenID = iota
+	screenDataset
+	screenEval
+	screenRuns
+	screenCompare
+)
+
+var screenNames = [...]string{"design", "dataset", "evaluate", "runs", "compare"}
+
+// env is what every screen shares: options, styles, keys, the working set
+// and the status line's figures.
+type env struct {
+	ctx   context.Context
+	opt   Options
+	st    Styles
+	keys  KeyMap
+	set   *questionset.Set
+	dirty bool
+	now   func() time.Time
+
+	flash    string // last status message
+	flashBad bool
+
+	resolved  string // model that answered last
+	latency   time.Duration
+	tokens    int64
+	costUSD   float64
+	confident string // confidence text of the selected answer
+}
+
+func (e *env) say(format string, a ...any) {
+	e.flash, e.flashBad = fmt.Sprintf(format, a...), false
+}
+
+func (e *env) fail(format string, a ...any) {
+	e.flash, e.flashBad = fmt.Sprintf(format, a...), true
+}
+
+// requestedModel is the model the workbench asks for.
+func (e *env) requestedModel() string {
+	if e.opt.Model != "" {
+		return e.opt.Model
+	}
+	return e.set.ModelName()
+}
+
+// screen is one screen's model.
+type screen interface {
+	// update handles a message routed to this screen.
+	update(msg tea.Msg) tea.Cmd
+	// view draws the body in w×h cells.
+	view(w, h int) string
+	// resize is called with the body size.
+	resize(w, h int)
+	// help returns the bindings valid right now.
+	help() helpMap
+	// capturing reports whether the screen takes every key (a text field
+	// has focus), so global keys must not fire.
+	capturing() bool
+}
+
+// Model is the top-level Bubble Tea model.
+type Model struct {
+	e       *env
+	help    help.Model
+	width   int
+	height  int
+	active  screenID
+	screens [5]screen
+	design  *designModel
+
+	showHelp    bool
+	confirmQuit bool
+	quitting    bool
+}
+
+// New builds the workbench model. It does no I/O: loading happens in Init's
+// commands.
+func New(ctx context.Context, opt Options) (*Model, error) {
+	if opt.Set == nil {
+		return nil, fmt.Errorf("workbench: no question set")
+	}
+	if opt.Provider == nil {
+		return nil, fmt.Errorf("workbench: no provider")
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	now := opt.Now
+	if now == nil {
+		now = time.Now
+	}
+	e := &env{ctx: ctx, opt: opt, st: NewStyles(opt.Renderer), keys: DefaultKeyMap(), set: opt.Set, now: now}
+	h := help.New()
+	h.Styles = e.st.Help
+	m := &Model{e: e, help: h, width: 80, height: 24}
+	m.design = newDesign(e)
+	m.screens = [5]screen{m.design, newDatasetScreen(e, m.design), newEvalScreen(e), newRunsScreen(e), newCompareScreen(e)}
+	m.resize(80, 24)
+	return m, nil
+}
+
+// Init starts the asynchronous loads.
+func (m *Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{m.design.init()}
+	for _, s := range m.screens[1:] {
+		if i, ok := s.(interface{ init() tea.Cmd }); ok {
+			cmds = append(cmds, i.init())
+		}
+	}
+	return tea.Batch(cmds...)
+}
+
+const chromeRows = 4 // header, tabs, status, key bar
+
+func (m *Model) resize(w, h int) {
+	m.width, m.height = w, h
+	m.help.Width = w
+	bw, bh := w, max(1, h-chromeRows)
+	for _, s := range m.screens {
+		s.resize(bw, bh)
+	}
+}
+
+// gotoScreenMsg asks the top-level model to switch screens.
+type gotoScreenMsg struct{ to screenID }
+
+// Update routes msg: window size and global keys here, everything else to
+// the screens (results go to every screen; keys to the active one).
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	k := m.e.keys
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.resize(msg.Width, msg.Height)
+		return m, nil
+	case gotoScreenMsg:
+		m.active = msg.to
+		return m, nil
+	case savedMsg:
+		cmd := m.design.update(msg)
+		if m.quitting && msg.err == nil {
+			return m, tea.Quit
+		}
+		m.quitting = false
+		return m, cmd
+	case tea.MouseMsg:
+		return m, m.screens[m.active].update(msg)
+	case tea.KeyMsg:
+		if m.confirmQuit {
+			switch {
+			case key.Matches(msg, k.Yes):
+				m.confirmQuit, m.quitting = false, true
+				return m, m.design.save()
+			case msg.String() == "n" || msg.String() == "N":
+				return m, tea.Quit
+			case key.Matches(msg, k.Back), msg.String() == "c":
+				m.confirmQuit = false
+				m.e.say("quit cancelled")
+			}
+			return m, nil
+		}
+		if msg.String() == "ctrl+c" {
+			return m.quit()
+		}
+		if m.showHelp {
+			if key.Matches(msg, k.Help, k.Back, k.Quit) {
+				m.showHelp = false
+			}
+			return m, nil
+		}
+		if !m.screens[m.active].capturing() {
+			switch {
+			case key.Matches(msg, k.Quit):
+				return m.quit()
+			case key.Matches(msg, k.Help):
+				m.showHelp = true
+				return m, nil
+			case key.Matches(msg, k.Save):
+				return m, m.design.save()
+			case key.Matches(msg, k.Design):
+				m.active = screenDesign
+				return m, nil
+			case key.Matches(msg, k.Dataset):
+				m.active = screenDataset
+				return m, nil
+			case key.Matches(msg, k.Eval):
+				m.active = screenEval
+				return m, nil
+			case key.Matches(msg, k.Runs):
+				m.active = screenRuns
+				return m, nil
+			case key.Matches(msg, k.Compare):
+				m.active = screenCompare
+				return m, nil
+			}
+		}
+		return m, m.screens[m.active].update(msg)
+	}
+	// Results and ticks go to every screen; each ignores what is not its own.
+	var cmds []tea.Cmd
+	for _, s := range m.screens {
+		if c := s.update(msg); c != nil {
+			cmds = append(cmds, c)
+		}
+	}
+	return m, tea.Batch(cmds...)
+}
+
+func (m *Model) quit() (tea.Model, tea.Cmd) {
+	if m.e.dirty {
+		m.confirmQuit = true
+		return m, nil
+	}
+	return m, tea.Quit
+}
+
+// View draws the frame: header, tabs, the active screen, status and keys.
+func (m *Model) View() string {
+	w, h := m.width, m.height
+	var b strings.Builder
+	b.WriteString(m.header(w))
+	b.WriteByte('\n')
+	b.WriteString(m.tabs(w))
+	b.WriteByte('\n')
+	bh := max(1, h-chromeRows)
+	var body string
+	switch {
+	case m.confirmQuit:
+		body = m.quitDialog(w, bh)
+	case m.showHelp:
+		body = m.fullHelp(w, bh)
+	default:
+		body = m.screens[m.active].view(w, bh)
+	}
+	b.WriteString(clampBlock(body, w, bh))
+	b.WriteByte('\n')
+	b.WriteString(m.statusLine(w))
+	b.WriteByte('\n')
+	b.WriteString(m.keyBar(w))
+	return b.String()
+}
+
+func (m *Model) header(w int) string {
+	e, st := m.e, &m.e.st
+	name := e.set.Title()
+	parts := []string{st.Title.Render(name)}
+	if e.dirty {
+		parts = append(parts, st.Dirty.Render("● unsaved"))
+	}
+	mode := e.opt.Mode
+	if mode == "" {
+		mode = "unknown"
+	}
+	parts = append(parts, st.Mode.Render(mode))
+	model := e.requestedModel()
+	if e.resolved != "" && e.resolved != model {
+		model += " → " + e.resolved
+	} else if e.resolved == "" {
+		model += " → ?"
+	}
+	parts = append(parts, st.Muted.Render("model ")+model)
+	return ansi.Truncate(" "+strings.Join(parts, st.Faint.Render(" │ ")), w, "…")
+}
+
+func (m *Model) tabs(w int) string {
+	st := &m.e.st
+	var parts []string
+	for i, n := range screenNames {
+		label := fmt.Sprintf("%d %s", i+1, n)
+		if screenID(i) == m.active {
+			parts = append(parts, st.TabActive.Render(label))
+		} else {
+			parts = append(parts, st.Tab.Render(label))
+		}
+	}
+	return ansi.Truncate(" "+strings.Join(parts, "  "), w, "…")
+}
+
+func (m *Model) statusLine(w int) string {
+	e, st := m.e, &m.e.st
+	var parts []string
+	if e.confident != "" {
+		parts = append(parts, e.confident)
+	}
+	if e.resolved != "" || e.latency > 0 {
+		parts = append(parts, "latency "+e.latency.Round(time.Millisecond).String())
+		parts = append(parts, fmt.Sprintf("%d tok", e.tokens))
+		parts = append(parts, fmt.Sprintf("$%.6f", e.costUSD))
+	}
+	left := " " + strings.Join(parts, st.Faint.Render(" · "))
+	if e.flash != "" {
+		f := e.flash
+		if e.flashBad {
+			f = st.Bad.Render(f)
+		} else {
+			f = st.Good.Render(f)
+		}
+		if len(parts) > 0 {
+			left += st.Faint.Render("  │  ")
+		}
+		left += f
+	}
+	return ansi.Truncate(left, w, "…")
+}
+
+func (m *Model) keyBar(w int) string {
+	if m.confirmQuit {
+		return m.help.ShortHelpView([]key.Binding{
+			key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "save & quit")),
+			key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "quit without saving")),
+			key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "stay")),
+		})
+	}
+	if m.showHelp {
+		return m.help.ShortHelpView([]key.Binding{m.e.keys.Back})
+	}
+	hm := m.screens[m.active].help()
+	short := hm.short
+	if !m.screens[m.active].capturing() {
+		short = append(append([]key.Binding(nil), short...), m.e.keys.Help, m.e.keys.Quit)
+	}
+	m.help.Width = w
+	return " " + m.help.ShortHelpView(short)
+}
+
+func (m *Model) fullHelp(w, h int) string {
+	hm := m.screens[m.active].help()
+	groups := append([][]key.Binding(nil), hm.full...)
+	groups = append(groups, m.e.keys.globalKeys())
+	hp := m.help
+	hp.Width = w
+	title := m.e.st.Focused.Render(fmt.Sprintf(" Keys — %s screen", screenNames[m.active]))
+	return title + "\n\n" + hp.FullHelpView(groups)
+}
+
+func (m *Model) quitDialog(w, h int) string {
+	e := m.e
+	path := e.set.Path
+	if path == "" {
+		path = defaultSavePath(e.set)
+	}
+	text := fmt.Sprintf("%s has unsaved changes.\n\nSave to %s before quitting?\n\n  y  save and quit\n  n  quit without saving\n  esc  keep working",
+		e.set.Title(), path)
+	box := e.st.Dialog.Render(text)
+	return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, box)
+}
+
+// clampBlock cuts s to at most h lines of at most w cells and pads it to h
+// lines, so a screen can never push the status line off.
+func clampBlock(s string, w, h int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	for i, l := range lines {
+		if ansi.StringWidth(l) > w {
+			lines[i] = ansi.Truncate(l, w, "")
+		}
+	}
+	for len(lines) < h {
+		lines = append(lines, "")
+	}
+	return strings.Join(lines, "\n")
+}
