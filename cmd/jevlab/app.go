@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/jevlab/jevlab/store"
 )
 
 // app holds what every command shares: the global flags, the standard
@@ -28,6 +30,9 @@ type app struct {
 	keyEnv      string
 
 	closers []func() error
+
+	// database is opened lazily by a.db() (providers.go) and closed on exit.
+	database *store.DB
 }
 
 func newApp(stdin *os.File, stdout, stderr io.Writer) *app {

@@ -6,5 +6,7 @@ import "github.com/spf13/cobra"
 func commands(a *app) []*cobra.Command {
 	return []*cobra.Command{
 		// one line per command, e.g. newAskCmd(a),
+		newAskCmd(a),
+		newModelsCmd(a),
 	}
 }

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+
+	"github.com/jevlab/jevlab/evals/questionset"
+	"github.com/jevlab/jevlab/provider"
+	"github.com/jevlab/jevlab/provider/fixtures"
+	"github.com/jevlab/jevlab/provider/systemone"
+	"github.com/jevlab/jevlab/store"
+)
+
+// Mode says where a command's answers come from.
+type Mode string
+
+// The provider modes.
+const (
+	// ModeLive: every question goes to System One (--fresh, or nothing
+	// recorded to answer from). New exchanges are still recorded.
+	ModeLive Mode = "live"
+	// ModeCached: recorded answers first, System One for the rest.
+	ModeCached Mode = "cached"
+	// ModeOffline: recorded answers only; a miss is an error.
+	ModeOffline Mode = "offline"
+	// ModeStandIn: the server is on loopback (jevlab serve, a test server),
+	// so its answers are not Jev's.
+	ModeStandIn Mode = "stand-in"
+)
+
+// apiKey returns the API key from the environment variable named by
+// --key-env. It is never logged, written or put in an error.
+func (a *app) apiKey() string { return os.Getenv(a.keyEnv) }
+
+// liveClient builds the System One client. The base URL comes only from
+// --base-url or $TYPESAFE_BASE_URL, never from a file. It fails when there
+// is no key and the server is not on loopback (a stand-in needs none).
+func (a *app) liveClient() (*systemone.Client, bool, error) {
+	base, err := systemone.ResolveBaseURL(a.baseURL)
+	if err != nil {
+		return nil, false, usageErr(err)
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		return nil, false, usageErr(fmt.Errorf("base URL: %w", err))
+	}
+	loopback := systemone.IsLoopback(u.Hostname())
+	key := a.apiKey()
+	if key == "" && !loopback {
+		return nil, false, errNoKey
+	}
+	c, err := systemone.New(systemone.Config{
+		BaseURL:     base,
+		APIKey:      key,
+		Concurrency: a.concurrency,
+		RPS:         a.rps,
+		Timeout:     a.timeout,
+	})
+	if err != nil {
+		return nil, false, usageErr(err)
+	}
+	a.onClose(c.Close)
+	return c, loopback, nil
+}
+
+// errNoKey marks a missing API key for a non-loopback server.
+var errNoKey = errors.New("no API key")
+
+// db opens the database lazily, once per command: --db, else $JEVLAB_DB,
+// else the default path.
+func (a *app) db() (*store.DB, error) {
+	if a.database != nil {
+		return a.database, nil
+	}
+	path := a.dbPath
+	if path == "" {
+		path = store.DefaultPath()
+	}
+	db, err := store.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	a.database = db
+	a.onClose(func() error {
+		err := db.Close()
+		a.database = nil
+		return err
+	})
+	return db, nil
+}
+
+// provider builds the answer stack for set: the answer cache over the
+// fixture files (--fixtures, then the set's fixtures: resolved relative to
+// the set file) and the database's past exchanges, in front of the live
+// client unless --offline or no key is set. New exchanges are saved to the
+// database and appended to the first fixture file named (--fixtures first).
+// The cache's load warnings (torn or invalid lines) go to stderr.
+func (a *app) provider(ctx context.Context, set *questionset.Set) (provider.Provider, Mode, error) {
+	var files []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			abs = p
+		}
+		if !seen[abs] {
+			seen[abs] = true
+			files = append(files, p)
+		}
+	}
+	for _, f := range a.fixtures {
+		add(f)
+	}
+	if set != nil && set.Path != "" {
+		for _, f := range set.Fixtures {
+			add(set.Resolve(f))
+		}
+	}
+
+	hint := fmt.Sprintf("run again without --offline (with %s set) to record them", a.keyEnv)
+	var upstream provider.Provider
+	mode := ModeOffline
+	if !a.offline {
+		c, loopback, err := a.liveClient()
+		switch {
+		case errors.Is(err, errNoKey):
+			fmt.Fprintf(a.stderr, "jevlab: $%s is not set: answering offline from recorded answers only (set it to call System One)\n", a.keyEnv)
+			hint = fmt.Sprintf("set %s and run again to record them", a.keyEnv)
+		case err != nil:
+			return nil, "", err
+		default:
+			upstream = c
+			mode = ModeCached
+			if loopback {
+				mode = ModeStandIn
+			} else if a.fresh {
+				mode = ModeLive
+			}
+		}
+	}
+
+	db, err := a.db()
+	if err != nil {
+		return nil, "", usageErr(fmt.Errorf("%w (choose another with --db or $JEVLAB_DB)", err))
+	}
+	cfg := fixtures.CacheConfig{
+		Files:    files,
+		Store:    db,
+		Upstream: upstream,
+		Fresh:    a.fresh,
+		MissHint: hint,
+	}
+	if upstream != nil && len(files) > 0 {
+		cfg.RecordTo = files[0]
+	}
+	cache, err := fixtures.NewCache(cfg)
+	if err != nil {
+		return nil, "", usageErr(err)
+	}
+	a.onClose(cache.Close)
+	if !a.fresh {
+		if err := cache.Load(ctx); err != nil {
+			return nil, "", err
+		}
+		for _, w := range cache.Warnings() {
+			fmt.Fprintln(a.stderr, "jevlab: warning:", w)
+		}
+	}
+	return cache, mode, nil
+}
