@@ -27,17 +27,91 @@ func Compute(q *provider.Question, obs []Obs, opt Options) *QuestionReport {
 	d := Prepare(q, first, opt)
 	r.Labelled = d.N
 	r.NClipped = d.Clipped
-	r.Accuracy = Point(d.Accuracy(nil))
-	r.Brier = Point(d.BrierScore(nil))
-	r.LogLoss = Point(d.LogLoss(nil))
-	r.ECE = Point(d.ECEWidth(nil, nil))
-	r.ECEMass = Point(math.NaN())
+
+	ms := d.Metrics()
+	est := Bootstrap(d, ms, opt.Bootstrap, opt.Seed)
+	get := func(m Metric) Estimate {
+		for j, x := range ms {
+			if x == m {
+				return est[j]
+			}
+		}
+		return Point(math.NaN())
+	}
+	r.Accuracy = get(MAccuracy)
+	r.Brier = get(MBrier)
+	r.LogLoss = get(MLogLoss)
+	r.ECE = get(MECE)
+	r.ECEMass = get(MECEMass)
+
+	r.Reliability, r.MCE, r.EffectiveBins = d.reliabilityWidth(opt.MinBinCount)
+	r.ReliabilityMass, r.MCEMass, r.EffectiveBinsMass = d.reliabilityMass(opt.MinBinCount)
+
+	switch q.Type {
+	case provider.Choice:
+		r.Choice = &ChoiceMetrics{
+			MacroF1:   get(MMacroF1),
+			Confusion: d.confusion(d.Dec),
+		}
+		r.Choice.PerClass = perClass(r.Choice.Confusion, r.Classes)
+		for i, a := range d.Answers {
+			if int(d.Dec[i]) != argmax(a.Probs) {
+				r.Choice.ArgmaxDisagree++
+			}
+		}
+	case provider.Noul:
+		nm := &NoulMetrics{AUROC: get(MAUROC), AUPRC: get(MAUPRC)}
+		for _, y := range d.Label {
+			if y == 1 {
+				nm.Positives++
+			} else {
+				nm.Negatives++
+			}
+		}
+		nm.Reliability, nm.Resolution, nm.Uncertainty = d.murphy()
+		nm.Skill = Point(math.NaN())
+		if nm.Uncertainty > 0 {
+			nm.Skill = Point(1 - r.Brier.Value/nm.Uncertainty)
+		}
+		nm.AtPrecision = d.atPrecision(opt.TargetPrecision)
+		r.Noul = nm
+	case provider.Score:
+		sm := &ScoreMetrics{
+			ExactArgmax:      r.Accuracy,
+			WithinOneArgmax:  get(MWithinOne),
+			ExactNearest:     get(MExactNearest),
+			WithinOneNearest: get(MWithinOneNearest),
+			MAE:              get(MMAE),
+			RMSE:             get(MRMSE),
+			QWK:              get(MQWK),
+			Spearman:         get(MSpearman),
+			RPS:              get(MRPS),
+			Confusion:        d.confusion(d.Dec),
+		}
+		if d.N > 0 {
+			dis := 0
+			for i := range d.Dec {
+				if d.Dec[i] != d.Nearest[i] {
+					dis++
+				}
+			}
+			sm.Disagreement = float64(dis) / float64(d.N)
+		}
+		r.Score = sm
+	}
+
+	r.Selective = d.selective(q, opt)
+	r.Selective.AURC = get(MAURC)
+	r.Noise = noise(q, obs, d, opt)
 	return r
 }
 
 // firstRepeat keeps, per item, the observation with the lowest Repeat, in
 // first-seen item order.
 func firstRepeat(obs []Obs) []Obs {
+	if !hasRepeats(obs) {
+		return obs
+	}
 	pos := make(map[string]int, len(obs))
 	out := make([]Obs, 0, len(obs))
 	for _, o := range obs {
@@ -133,4 +207,15 @@ func accounting(r *QuestionReport, obs []Obs) {
 		r.CostUSD += o.CostUSD
 	}
 	r.Latency = latency(lat)
+}
+
+// hasRepeats reports whether any observation is a repeat (Repeat > 0).
+// Without repeats every observation is taken to be a distinct item.
+func hasRepeats(obs []Obs) bool {
+	for i := range obs {
+		if obs[i].Repeat != 0 {
+			return true
+		}
+	}
+	return false
 }

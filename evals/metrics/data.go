@@ -72,9 +72,14 @@ func decide(q *provider.Question, a *provider.Answer, threshold float64) int {
 		}
 		return 0
 	case provider.Choice:
+		m := argmax(a.Probs)
+		if m < len(q.Options) && q.Options[m].Label == a.Choice {
+			return m
+		}
 		if i := q.OptionIndex(a.Choice); i >= 0 {
 			return i
 		}
+		return m
 	}
 	return argmax(a.Probs)
 }
@@ -214,7 +219,15 @@ func Prepare(q *provider.Question, obs []Obs, opt Options) *Data {
 		d.ones[i] = 1
 	}
 	d.confAsc = orderBy(d.Conf, false)
-	d.selDesc = orderBy(d.Sel, true)
+	if q.Type == provider.Choice {
+		// Sel is Conf: the reverse order is a descending order.
+		d.selDesc = make([]int32, n)
+		for i, j := range d.confAsc {
+			d.selDesc[n-1-i] = j
+		}
+	} else {
+		d.selDesc = orderBy(d.Sel, true)
+	}
 	d.labelAsc = orderByInt(d.Label, k)
 	if q.Type == provider.Score {
 		d.scoreAsc = orderBy(d.Score, false)
@@ -244,26 +257,73 @@ func widthBin(v float64, bins int) int {
 	return max(0, min(bins-1, b))
 }
 
-// orderBy returns the indexes of v sorted ascending (descending when desc),
-// ties in index order.
+// orderBy returns the indexes of v sorted ascending (descending when
+// desc). The order among equal values is unspecified: every metric groups
+// ties. Large inputs use an LSD radix sort on the float bits.
 func orderBy(v []float64, desc bool) []int32 {
-	idx := make([]int32, len(v))
+	n := len(v)
+	idx := make([]int32, n)
+	if n < 4096 {
+		for i := range idx {
+			idx[i] = int32(i)
+		}
+		slices.SortFunc(idx, func(a, b int32) int {
+			x, y := v[a], v[b]
+			if desc {
+				x, y = y, x
+			}
+			switch {
+			case x < y:
+				return -1
+			case x > y:
+				return 1
+			}
+			return 0
+		})
+		return idx
+	}
+	keys := make([]uint64, n)
+	for i, x := range v {
+		k := math.Float64bits(x + 0) // +0 folds -0 into 0
+		if k>>63 == 1 {
+			k = ^k
+		} else {
+			k |= 1 << 63
+		}
+		if desc {
+			k = ^k
+		}
+		keys[i] = k
+	}
+	tmpK := make([]uint64, n)
+	tmpI := make([]int32, n)
 	for i := range idx {
 		idx[i] = int32(i)
 	}
-	slices.SortStableFunc(idx, func(a, b int32) int {
-		x, y := v[a], v[b]
-		if desc {
-			x, y = y, x
+	var cnt [1 << 16]int
+	for shift := uint(0); shift < 64; shift += 16 {
+		clear(cnt[:])
+		for _, k := range keys {
+			cnt[(k>>shift)&0xffff]++
 		}
-		switch {
-		case x < y:
-			return -1
-		case x > y:
-			return 1
+		if cnt[(keys[0]>>shift)&0xffff] == n {
+			continue // every key shares this digit
 		}
-		return 0
-	})
+		sum := 0
+		for d := range cnt {
+			c := cnt[d]
+			cnt[d] = sum
+			sum += c
+		}
+		for i, k := range keys {
+			d := (k >> shift) & 0xffff
+			tmpK[cnt[d]] = k
+			tmpI[cnt[d]] = idx[i]
+			cnt[d]++
+		}
+		keys, tmpK = tmpK, keys
+		idx, tmpI = tmpI, idx
+	}
 	return idx
 }
 

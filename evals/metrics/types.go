@@ -215,8 +215,11 @@ type QuestionReport struct {
 	NClipped int      `json:"log_loss_clipped"`
 	ECE      Estimate `json:"ece"`      // equal-width bins
 	ECEMass  Estimate `json:"ece_mass"` // equal-mass bins
-	MCE      float64  `json:"mce"`      // equal-width, bins with >= MinBinCount items
-	MCEMass  float64  `json:"mce_mass"`
+	MCE      Estimate `json:"mce"`      // equal-width, bins with >= MinBinCount items
+	MCEMass  Estimate `json:"mce_mass"` // equal-mass, same rule
+	// EffectiveBins and EffectiveBinsMass count the non-empty bins.
+	EffectiveBins     int `json:"effective_bins"`
+	EffectiveBinsMass int `json:"effective_bins_mass"`
 
 	Reliability     []Bin `json:"reliability"`      // equal-width, non-empty bins
 	ReliabilityMass []Bin `json:"reliability_mass"` // equal-mass bins
@@ -275,7 +278,7 @@ type NoulMetrics struct {
 	Reliability float64  `json:"brier_reliability"`
 	Resolution  float64  `json:"brier_resolution"`
 	Uncertainty float64  `json:"brier_uncertainty"`
-	Skill       float64  `json:"brier_skill"` // 1 − BS/UNC
+	Skill       Estimate `json:"brier_skill"` // 1 − BS/UNC (point only)
 	AUROC       Estimate `json:"auroc"`
 	AUPRC       Estimate `json:"auprc"`
 	// AtPrecision is the lowest threshold whose precision reaches the target.

@@ -1,0 +1,102 @@
+package metrics
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// Stream constants keep the random draws of different purposes apart for
+// one seed.
+const (
+	streamBootstrap  = 0x62_6f_6f_74 // "boot"
+	streamSplit      = 0x73_70_6c_74 // "splt"
+	streamNoiseFloor = 0x6e_6f_69_73 // "nois"
+)
+
+// NewRand returns the PCG generator for seed and purpose stream.
+func NewRand(seed, stream uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, stream^0x9e3779b97f4a7c15))
+}
+
+// Resampler draws bootstrap resamples of n items as integer weights (how
+// often each item was drawn), reusing one slice.
+type Resampler struct {
+	rng *rand.Rand
+	w   []float64
+}
+
+// NewResampler returns a resampler over n items for seed.
+func NewResampler(seed uint64, n int) *Resampler {
+	return &Resampler{rng: NewRand(seed, streamBootstrap), w: make([]float64, n)}
+}
+
+// Next draws n items with replacement and returns their counts. The slice
+// is reused by the next call.
+func (r *Resampler) Next() []float64 {
+	clear(r.w)
+	n := len(r.w)
+	for range n {
+		r.w[r.rng.IntN(n)]++
+	}
+	return r.w
+}
+
+// Percentile returns the q-quantile (0..1) of sorted by linear
+// interpolation between closest ranks (numpy's default).
+func Percentile(sorted []float64, q float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return math.NaN()
+	}
+	h := q * float64(n-1)
+	lo := int(math.Floor(h))
+	if lo >= n-1 {
+		return sorted[n-1]
+	}
+	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
+}
+
+// Interval returns the percentile 95% interval of draws, ignoring NaN
+// draws; NaN when fewer than half the draws are defined. draws is sorted in
+// place.
+func Interval(draws []float64) (lo, hi float64) {
+	v := draws[:0:0]
+	for _, x := range draws {
+		if !math.IsNaN(x) {
+			v = append(v, x)
+		}
+	}
+	if len(v) == 0 || len(v)*2 < len(draws) {
+		return math.NaN(), math.NaN()
+	}
+	slices.Sort(v)
+	return Percentile(v, 0.025), Percentile(v, 0.975)
+}
+
+// Bootstrap evaluates ms on d for every item once and on b resamples drawn
+// with seed, returning one Estimate per metric. b <= 0 gives points only.
+func Bootstrap(d *Data, ms []Metric, b int, seed uint64) []Estimate {
+	out := make([]Estimate, len(ms))
+	for j, m := range ms {
+		out[j] = Point(d.Eval(m, nil))
+	}
+	if b <= 0 || d.N == 0 {
+		return out
+	}
+	draws := make([][]float64, len(ms))
+	for j := range draws {
+		draws[j] = make([]float64, b)
+	}
+	rs := NewResampler(seed, d.N)
+	for k := range b {
+		w := rs.Next()
+		for j, m := range ms {
+			draws[j][k] = d.Eval(m, w)
+		}
+	}
+	for j := range ms {
+		out[j].Lo, out[j].Hi = Interval(draws[j])
+	}
+	return out
+}

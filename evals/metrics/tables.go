@@ -1,0 +1,389 @@
+package metrics
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/jevlab/jevlab/provider"
+)
+
+// reliabilityWidth returns the non-empty equal-width bins, the MCE over
+// bins holding at least minCount items (NaN when none does) and the number
+// of non-empty bins.
+func (d *Data) reliabilityWidth(minCount int) ([]Bin, Estimate, int) {
+	nb := d.bins
+	n := make([]int, nb)
+	sc := make([]float64, nb)
+	so := make([]float64, nb)
+	for i, b := range d.binW {
+		n[b]++
+		sc[b] += d.Conf[i]
+		so[b] += d.Obs[i]
+	}
+	var out []Bin
+	for b := range nb {
+		if n[b] == 0 {
+			continue
+		}
+		out = append(out, Bin{
+			Lo: float64(b) / float64(nb), Hi: float64(b+1) / float64(nb), N: n[b],
+			Confidence: sc[b] / float64(n[b]), Observed: so[b] / float64(n[b]),
+		})
+	}
+	return out, mce(out, minCount), len(out)
+}
+
+// reliabilityMass is reliabilityWidth over the equal-mass bins.
+func (d *Data) reliabilityMass(minCount int) ([]Bin, Estimate, int) {
+	if d.N == 0 {
+		return nil, Point(math.NaN()), 0
+	}
+	bs, bc, bo := d.massBins(d.ones)
+	e := d.sc.edges
+	var out []Bin
+	for b := range bs {
+		if bs[b] == 0 {
+			continue
+		}
+		out = append(out, Bin{
+			Lo: e[b], Hi: e[b+1], N: int(bs[b]),
+			Confidence: bc[b] / bs[b], Observed: bo[b] / bs[b],
+		})
+	}
+	return out, mce(out, minCount), len(out)
+}
+
+func mce(bins []Bin, minCount int) Estimate {
+	m := math.NaN()
+	for _, b := range bins {
+		if b.N < minCount {
+			continue
+		}
+		g := math.Abs(b.Observed - b.Confidence)
+		if math.IsNaN(m) || g > m {
+			m = g
+		}
+	}
+	return Point(m)
+}
+
+// confusion counts [label][decision].
+func (d *Data) confusion(dec []int32) [][]int {
+	c := make([][]int, d.K)
+	for k := range c {
+		c[k] = make([]int, d.K)
+	}
+	for i, y := range d.Label {
+		c[y][dec[i]]++
+	}
+	return c
+}
+
+// perClass derives precision, recall and F1 from a confusion matrix
+// (0 where undefined).
+func perClass(c [][]int, labels []string) []ClassStats {
+	out := make([]ClassStats, len(c))
+	for k := range c {
+		s := ClassStats{Label: labels[k]}
+		tp := c[k][k]
+		for j := range c {
+			s.Support += c[k][j]
+			s.Predicted += c[j][k]
+		}
+		if s.Predicted > 0 {
+			s.Precision = float64(tp) / float64(s.Predicted)
+		}
+		if s.Support > 0 {
+			s.Recall = float64(tp) / float64(s.Support)
+		}
+		if s.Support+s.Predicted > 0 {
+			s.F1 = 2 * float64(tp) / float64(s.Support+s.Predicted)
+		}
+		out[k] = s
+	}
+	return out
+}
+
+// murphy decomposes the binary Brier score over the equal-width bins:
+// REL = Σ nₖ(p̄ₖ−ōₖ)²/N, RES = Σ nₖ(ōₖ−ō)²/N, UNC = ō(1−ō).
+func (d *Data) murphy() (rel, res, unc float64) {
+	if d.N == 0 {
+		return 0, 0, 0
+	}
+	nb := d.bins
+	n := make([]float64, nb)
+	sp := make([]float64, nb)
+	so := make([]float64, nb)
+	var o float64
+	for i, b := range d.binW {
+		n[b]++
+		sp[b] += d.Conf[i]
+		so[b] += d.Obs[i]
+		o += d.Obs[i]
+	}
+	N := float64(d.N)
+	o /= N
+	for b := range nb {
+		if n[b] == 0 {
+			continue
+		}
+		pb, ob := sp[b]/n[b], so[b]/n[b]
+		rel += n[b] * (pb - ob) * (pb - ob)
+		res += n[b] * (ob - o) * (ob - o)
+	}
+	return rel / N, res / N, o * (1 - o)
+}
+
+// atPrecision finds the lowest threshold t (over the distinct p values)
+// whose decisions p >= t reach the target precision.
+func (d *Data) atPrecision(target float64) PrecisionPoint {
+	pp := PrecisionPoint{Target: target}
+	var pos float64
+	for _, y := range d.Obs {
+		pos += y
+	}
+	if pos == 0 {
+		return pp
+	}
+	ord := d.confAsc
+	var tp, fp float64
+	for g := len(ord) - 1; g >= 0; {
+		h := g
+		for h >= 0 && d.Conf[ord[h]] == d.Conf[ord[g]] {
+			tp += d.Obs[ord[h]]
+			fp += 1 - d.Obs[ord[h]]
+			h--
+		}
+		if prec := tp / (tp + fp); prec >= target {
+			pp.Found = true
+			pp.Threshold = d.Conf[ord[g]]
+			pp.Precision = prec
+			pp.Recall = tp / pos
+		}
+		g = h
+	}
+	return pp
+}
+
+// maxCurvePoints bounds the risk–coverage curve kept in a report.
+const maxCurvePoints = 200
+
+// selective builds the accuracy–coverage curve at every distinct
+// confidence (thinned to maxCurvePoints), E-AURC and the held-out
+// cut-point.
+func (d *Data) selective(q *provider.Question, opt Options) Selective {
+	s := Selective{ConfidenceName: confidenceName(q.Type)}
+	if d.N == 0 {
+		s.Refused = "no labelled answers"
+		return s
+	}
+	ord := d.selDesc
+	var pts []CurvePoint
+	var k, ok int
+	for g := 0; g < len(ord); {
+		h := g
+		for h < len(ord) && d.Sel[ord[h]] == d.Sel[ord[g]] {
+			ok += int(d.Correct[ord[h]])
+			h++
+		}
+		k += h - g
+		pts = append(pts, CurvePoint{
+			Threshold: d.Sel[ord[g]], N: k,
+			Coverage: float64(k) / float64(d.N), Accuracy: float64(ok) / float64(k),
+		})
+		g = h
+	}
+	s.Curve = thin(pts, maxCurvePoints)
+	s.EAURC = d.AURC(nil) - oracleAURC(d.N, d.N-ok)
+	s.Cutpoint, s.Refused = d.cutpoint(q, opt)
+	return s
+}
+
+// thin keeps at most max points, evenly spaced in coverage, always the last.
+func thin(pts []CurvePoint, max int) []CurvePoint {
+	if len(pts) <= max {
+		return pts
+	}
+	out := make([]CurvePoint, 0, max)
+	next := 0.0
+	step := 1.0 / float64(max-1)
+	for i, p := range pts {
+		if p.Coverage >= next || i == len(pts)-1 {
+			out = append(out, p)
+			next = p.Coverage + step
+		}
+	}
+	return out
+}
+
+// cutpoint chooses, on a seeded random half of the labelled items, the
+// lowest confidence cut-point whose selective accuracy reaches the target
+// (the largest such coverage), and measures it on the other half.
+func (d *Data) cutpoint(q *provider.Question, opt Options) (*Cutpoint, string) {
+	if d.N < opt.MinLabels {
+		return nil, fmt.Sprintf("%d labelled answers; a cut-point needs at least %d (half to fit, half to check)", d.N, opt.MinLabels)
+	}
+	rng := NewRand(opt.Seed, streamSplit)
+	perm := rng.Perm(d.N)
+	fit := make([]bool, d.N)
+	nf := d.N - d.N/2
+	for _, i := range perm[:nf] {
+		fit[i] = true
+	}
+	ord := d.selDesc
+	var k, ok int
+	best, bestK, bestOK := math.NaN(), 0, 0
+	for g := 0; g < len(ord); {
+		h := g
+		for h < len(ord) && d.Sel[ord[h]] == d.Sel[ord[g]] {
+			if i := ord[h]; fit[i] {
+				k++
+				ok += int(d.Correct[i])
+			}
+			h++
+		}
+		if k > 0 && float64(ok) >= opt.TargetAccuracy*float64(k)-1e-12 {
+			best, bestK, bestOK = d.Sel[ord[g]], k, ok
+		}
+		g = h
+	}
+	if math.IsNaN(best) {
+		return nil, fmt.Sprintf("no confidence cut-point reaches accuracy %.3g on the %d fitting items", opt.TargetAccuracy, nf)
+	}
+	c := &Cutpoint{
+		Model: opt.Model, Confidence: confidenceName(q.Type), Cutpoint: best, Target: opt.TargetAccuracy,
+		FitN: nf, FitAccuracy: float64(bestOK) / float64(bestK), FitCoverage: float64(bestK) / float64(nf),
+		HoldoutN: d.N - nf, Seed: opt.Seed,
+	}
+	var hk, hok int
+	for i := range d.N {
+		if !fit[i] && d.Sel[i] >= best {
+			hk++
+			hok += int(d.Correct[i])
+		}
+	}
+	if c.HoldoutN > 0 {
+		c.HoldoutCoverage = float64(hk) / float64(c.HoldoutN)
+	}
+	if hk > 0 {
+		c.HoldoutAccuracy = float64(hok) / float64(hk)
+	}
+	c.Reached = hk > 0 && c.HoldoutAccuracy >= c.Target
+	return c, ""
+}
+
+// TV returns the total-variation distance between two answers to the same
+// question: ½Σ|pₖ−p'ₖ| (|p−p'| for a noul). NaN when shapes differ.
+func TV(a, b *provider.Answer) float64 {
+	if a.Type == provider.Noul {
+		return math.Abs(a.P - b.P)
+	}
+	if len(a.Probs) != len(b.Probs) {
+		return math.NaN()
+	}
+	var s float64
+	for i := range a.Probs {
+		s += math.Abs(a.Probs[i] - b.Probs[i])
+	}
+	return s / 2
+}
+
+// Decide returns the primary decision of answer a to q (see Data.Dec).
+func Decide(q *provider.Question, a *provider.Answer, threshold float64) int {
+	return decide(q, a, threshold)
+}
+
+// Usable reports whether o has an answer of the shape q needs and a label
+// in range (the observations Prepare keeps).
+func Usable(q *provider.Question, o *Obs) bool {
+	return o.HasLabel && usable(q, o.Answer) && o.Label >= 0 && o.Label < q.Size()
+}
+
+// noise measures repeat-to-repeat noise (items with two or more answered
+// repeats) and the ECE noise floor of d.
+func noise(q *provider.Question, obs []Obs, d *Data, opt Options) Noise {
+	var nz Noise
+	if !hasRepeats(obs) {
+		nz.Repeats = 1
+		if len(obs) == 0 {
+			nz.Repeats = 0
+		}
+		return noiseFloor(nz, d, opt)
+	}
+	by := map[string][]int{}
+	var order []string
+	for i := range obs {
+		o := &obs[i]
+		if _, ok := by[o.ItemID]; !ok {
+			order = append(order, o.ItemID)
+		}
+		if usable(q, o.Answer) {
+			by[o.ItemID] = append(by[o.ItemID], i)
+		} else if _, ok := by[o.ItemID]; !ok {
+			by[o.ItemID] = nil
+		}
+	}
+	var sumDelta float64
+	for _, id := range order {
+		ix := by[id]
+		nz.Repeats = max(nz.Repeats, len(ix))
+		if len(ix) < 2 {
+			continue
+		}
+		nz.Items++
+		d0 := decide(q, obs[ix[0]].Answer, opt.Threshold)
+		flip := false
+		var s float64
+		pairs := 0
+		for a := range ix {
+			if decide(q, obs[ix[a]].Answer, opt.Threshold) != d0 {
+				flip = true
+			}
+			for b := a + 1; b < len(ix); b++ {
+				s += TV(obs[ix[a]].Answer, obs[ix[b]].Answer)
+				pairs++
+			}
+		}
+		if flip {
+			nz.Flipped++
+		}
+		sumDelta += s / float64(pairs)
+	}
+	if nz.Items > 0 {
+		nz.FlipRate = float64(nz.Flipped) / float64(nz.Items)
+		nz.MeanDelta = sumDelta / float64(nz.Items)
+	}
+	return noiseFloor(nz, d, opt)
+}
+
+func noiseFloor(nz Noise, d *Data, opt Options) Noise {
+	if opt.NoiseFloorDraws > 0 && d.N > 0 {
+		nz.FloorDraws = opt.NoiseFloorDraws
+		nz.ECEFloorMean, nz.ECEFloorP95 = d.ECEFloor(opt.NoiseFloorDraws, opt.Seed)
+	}
+	return nz
+}
+
+// ECEFloor draws outcomes that are perfectly calibrated by construction
+// (a noul's outcome ~ Bernoulli(p); otherwise correct ~ Bernoulli(top
+// probability)) at d's n and confidences, and returns the mean and the
+// nearest-rank 95th percentile of their equal-width ECE.
+func (d *Data) ECEFloor(draws int, seed uint64) (mean, p95 float64) {
+	rng := NewRand(seed, streamNoiseFloor)
+	sim := make([]float64, d.N)
+	vals := make([]float64, draws)
+	for k := range draws {
+		for i, c := range d.Conf {
+			if rng.Float64() < c {
+				sim[i] = 1
+			} else {
+				sim[i] = 0
+			}
+		}
+		vals[k] = d.ECEWidth(nil, sim)
+		mean += vals[k]
+	}
+	slices.Sort(vals)
+	return mean / float64(draws), NearestRank(vals, 0.95)
+}
