@@ -121,7 +121,9 @@ func classify(t *testing.T, req *provider.Request, rec *httptest.ResponseRecorde
 		return "timeout"
 	case rec.Code >= 500:
 		var v struct {
-			Detail struct{ ErrorType string `json:"error_type"` } `json:"detail"`
+			Detail struct {
+				ErrorType string `json:"error_type"`
+			} `json:"detail"`
 		}
 		if json.Unmarshal(rec.Body.Bytes(), &v) != nil || v.Detail.ErrorType == "" {
 			t.Errorf("%d body %s", rec.Code, rec.Body)
