@@ -132,7 +132,7 @@ func rowLayout(w, maxLabel int) (labelW, barW int) {
 	if labelW < 4 {
 		labelW = 4
 	}
-	barW = w - 2 - labelW - 1 - 1 - 6
+	barW = w - 2 - labelW - 1 - 1 - 6 - 7
 	if barW < 4 {
 		barW = 4
 	}
@@ -169,9 +169,11 @@ func choiceLines(in chartInput, w int, st *Styles) []string {
 			}
 			style = st.BarTrue
 		}
-		lines = append(lines, valueRow(marker, label, cur(i), labelW, barW, style, st))
+		row := valueRow(marker, label, cur(i), labelW, barW, style, st)
 		if in.Prev != nil {
-			lines = append(lines, ghostRow(prev(i), cur(i), labelW, barW, st))
+			lines = append(lines, withDelta(row, prev(i), cur(i), st), ghostRow(prev(i), labelW, barW, st))
+		} else {
+			lines = append(lines, row)
 		}
 	}
 	return lines
@@ -186,25 +188,28 @@ func valueRow(marker, label string, p float64, labelW, barW int, bar lipgloss.St
 	return marker + fit(label, labelW) + " " + bar.Render(Bar(p, barW)) + " " + num
 }
 
+// withDelta appends the change from prev to cur as a 7-cell column.
+func withDelta(row string, prev, cur float64, st *Styles) string {
+	if math.IsNaN(prev) || math.IsNaN(cur) {
+		return row + st.Faint.Render("    new")
+	}
+	switch delta := cur - prev; {
+	case delta >= 0.0005:
+		return row + st.Good.Render(fmt.Sprintf(" %+6.3f", delta))
+	case delta <= -0.0005:
+		return row + st.Bad.Render(fmt.Sprintf(" %+6.3f", delta))
+	}
+	return row + st.Faint.Render("     ±0")
+}
+
 // ghostRow draws the previous probability faintly beneath the current one,
 // with the change.
-func ghostRow(prev, cur float64, labelW, barW int, st *Styles) string {
-	d := ""
-	if !math.IsNaN(prev) && !math.IsNaN(cur) {
-		switch delta := cur - prev; {
-		case delta >= 0.0005:
-			d = fmt.Sprintf("+%.3f", delta)
-		case delta <= -0.0005:
-			d = fmt.Sprintf("%.3f", delta)
-		default:
-			d = "±0"
-		}
-	}
+func ghostRow(prev float64, labelW, barW int, st *Styles) string {
 	num := "     -"
 	if !math.IsNaN(prev) {
 		num = fmt.Sprintf("%6.3f", prev)
 	}
-	return "  " + st.Faint.Render(fit("  was "+d, labelW)) + " " + st.Ghost.Render(Bar(prev, barW)) + " " + st.Faint.Render(num)
+	return "  " + st.Faint.Render(fit("  before", labelW)) + " " + st.Ghost.Render(Bar(prev, barW)) + " " + st.Faint.Render(num)
 }
 
 func scoreLines(in chartInput, w int, st *Styles) []string {
@@ -230,9 +235,11 @@ func scoreLines(in chartInput, w int, st *Styles) []string {
 		if i == in.True {
 			marker, style = "✓ ", st.BarTrue
 		}
-		lines = append(lines, valueRow(marker, legends[i], cur(i), labelW, barW, style, st))
+		row := valueRow(marker, legends[i], cur(i), labelW, barW, style, st)
 		if in.Prev != nil {
-			lines = append(lines, ghostRow(prev(i), cur(i), labelW, barW, st))
+			lines = append(lines, withDelta(row, prev(i), cur(i), st), ghostRow(prev(i), labelW, barW, st))
+		} else {
+			lines = append(lines, row)
 		}
 	}
 	// The expected-level axis: ◆ where the expected score lies between the
@@ -268,7 +275,8 @@ func noulLines(in chartInput, w int, st *Styles) []string {
 	}
 	lines := []string{valueRow(marker, "P(true)", in.Cur.P, labelW, barW, style, st)}
 	if in.Prev != nil {
-		lines = append(lines, ghostRow(in.Prev.P, in.Cur.P, labelW, barW, st))
+		lines[0] = withDelta(lines[0], in.Prev.P, in.Cur.P, st)
+		lines = append(lines, ghostRow(in.Prev.P, labelW, barW, st))
 	}
 	t := in.Threshold
 	x := int(math.Round(t * float64(barW*8)))

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -364,7 +365,7 @@ func (d *designModel) save() tea.Cmd {
 	if path == "" {
 		path = defaultSavePath(set)
 	}
-	d.e.say("saving to %s…", path)
+	d.e.say("saving to %s…", filepath.Base(path))
 	return func() tea.Msg {
 		return savedMsg{path: path, data: data, err: questionset.WriteFileAtomic(path, data, 0o644)}
 	}
@@ -414,7 +415,7 @@ func (d *designModel) update(msg tea.Msg) tea.Cmd {
 		if cur, err := d.e.set.Marshal(); err == nil && bytes.Equal(cur, msg.data) {
 			d.e.dirty = false
 		}
-		d.e.say("saved %s", msg.path)
+		d.e.say("saved %s", filepath.Base(msg.path))
 		return nil
 	case spinner.TickMsg:
 		if !d.running {

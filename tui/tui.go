@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -436,9 +437,9 @@ func (m *Model) quitDialog(w, h int) string {
 	if path == "" {
 		path = defaultSavePath(e.set)
 	}
-	text := fmt.Sprintf("%s has unsaved changes.\n\nSave to %s before quitting?\n\n  y  save and quit\n  n  quit without saving\n  esc  keep working",
-		e.set.Title(), path)
-	box := e.st.Dialog.Render(text)
+	text := fmt.Sprintf("%s has unsaved changes.\n\nSave to %s before quitting?\n\n  y    save and quit\n  n    quit without saving\n  esc  keep working",
+		e.set.Title(), filepath.Base(path))
+	box := e.st.Dialog.Width(min(60, w-4)).Render(text)
 	return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, box)
 }
 
