@@ -209,6 +209,7 @@ func (db *DB) Run(ctx context.Context, id string) (*Run, error) {
 // RunFilter narrows Runs. Zero fields match everything.
 type RunFilter struct {
 	SetName string // question set name
+	SetHash string // question-set snapshot
 	Model   string // requested or resolved model
 	Status  Status
 	Limit   int // 0 = no limit
@@ -222,6 +223,10 @@ func (db *DB) Runs(ctx context.Context, f RunFilter) ([]*Run, error) {
 	if f.SetName != "" {
 		where = append(where, "set_name = ?")
 		args = append(args, f.SetName)
+	}
+	if f.SetHash != "" {
+		where = append(where, "set_hash = ?")
+		args = append(args, f.SetHash)
 	}
 	if f.Model != "" {
 		m, _ := json.Marshal(f.Model)

@@ -1,0 +1,628 @@
+// Package runner evaluates a question set over a dataset: a bounded pool of
+// workers asks every item (all questions in one request), the results are
+// stored as they complete in batched transactions, and progress is reported
+// on a channel. A run can be interrupted (context cancel, spend cap) and
+// resumed exactly where it stopped.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/jevlab/jevlab/evals/dataset"
+	"github.com/jevlab/jevlab/evals/questionset"
+	"github.com/jevlab/jevlab/provider"
+	"github.com/jevlab/jevlab/store"
+)
+
+// Config describes one run.
+type Config struct {
+	// Set is the question set asked of every item.
+	Set *questionset.Set
+	// Items are the dataset items; Source streams them instead (it is
+	// called up to three times and must yield the same items each time).
+	Items  []dataset.Item
+	Source func(fn func(dataset.Item) error) error
+	// DatasetPath is recorded with the dataset snapshot.
+	DatasetPath string
+	// Provider answers the requests (live client, cache, stand-in).
+	Provider provider.Provider
+	// DB stores the run.
+	DB *store.DB
+	// Repeat asks every item this many times (default 1); repeats after
+	// the first bypass the answer cache (provider.WithFresh).
+	Repeat int
+	// Concurrency bounds the workers (default 8). The provider may limit
+	// further.
+	Concurrency int
+	// MaxCostUSD stops the run before a request would take its total cost
+	// (earlier parts of a resumed run included) above it; 0 = no cap.
+	MaxCostUSD float64
+	// PricePerMillion prices input tokens for estimates (default
+	// provider.CostPerMillionInputTokens).
+	PricePerMillion float64
+	// Resume names a stored run (id, prefix, latest) to continue.
+	Resume string
+	// Name labels a new run.
+	Name string
+	// ProviderKind, BaseURL and Version are recorded with the run.
+	ProviderKind string
+	BaseURL      string
+	Version      string
+	// Settings are recorded with the run (JSON object fields).
+	Settings map[string]any
+	// Grace is how long in-flight calls may finish after a stop (default
+	// 3s); later ones are abandoned and redone on resume.
+	Grace time.Duration
+	// BatchSize and FlushEvery shape the batched writes (defaults 256
+	// items, 100ms).
+	BatchSize  int
+	FlushEvery time.Duration
+}
+
+// Progress is one progress event.
+type Progress struct {
+	RunID string `json:"run_id"`
+	// Done counts stored item × repeats (answered or failed), including
+	// those stored before a resume.
+	Done   int `json:"done"`
+	Total  int `json:"total"`
+	Errors int `json:"errors"`
+	// ItemsPerSec is this session's rate.
+	ItemsPerSec float64       `json:"items_per_sec"`
+	ETA         time.Duration `json:"eta_ns"`
+	Tokens      int64         `json:"input_tokens"`
+	CostUSD     float64       `json:"cost_usd"`
+	// Final marks the last event of a run.
+	Final bool `json:"final,omitempty"`
+}
+
+// ErrInterrupted is matched (errors.Is) by the error Run returns when a run
+// stopped before every item was asked: canceled, or the spend cap reached.
+// The run is stored as interrupted and can be resumed.
+var ErrInterrupted = errors.New("run interrupted")
+
+// InterruptedError says why a run stopped early.
+type InterruptedError struct {
+	RunID  string
+	Reason string
+}
+
+func (e *InterruptedError) Error() string {
+	return fmt.Sprintf("run %s interrupted: %s", e.RunID, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrInterrupted) true.
+func (e *InterruptedError) Is(target error) bool { return target == ErrInterrupted }
+
+// errCostCap stops a run at its spend cap.
+type errCostCap struct{ spent, cap float64 }
+
+func (e *errCostCap) Error() string {
+	return fmt.Sprintf("spend cap $%.4f reached ($%.4f spent or committed); raise --max-cost to continue", e.cap, e.spent)
+}
+
+// fatalError stops a run on an error every further request would repeat.
+type fatalError struct{ err error }
+
+func (e *fatalError) Error() string { return e.err.Error() }
+func (e *fatalError) Unwrap() error { return e.err }
+
+type job struct {
+	item dataset.Item
+	seq  int
+	rep  int
+}
+
+func (c *Config) source() func(fn func(dataset.Item) error) error {
+	if c.Source != nil {
+		return c.Source
+	}
+	items := c.Items
+	return func(fn func(dataset.Item) error) error {
+		for _, it := range items {
+			if err := fn(it); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+func (c *Config) defaults() error {
+	if c.Set == nil || len(c.Set.Questions) == 0 {
+		return errors.New("run: the question set has no questions")
+	}
+	if c.DB == nil {
+		return errors.New("run: no database")
+	}
+	if c.Repeat <= 0 {
+		c.Repeat = 1
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = 8
+	}
+	if c.PricePerMillion <= 0 {
+		c.PricePerMillion = provider.CostPerMillionInputTokens
+	}
+	if c.Grace <= 0 {
+		c.Grace = 3 * time.Second
+	}
+	if c.BatchSize <= 0 {
+		c.BatchSize = 256
+	}
+	if c.FlushEvery <= 0 {
+		c.FlushEvery = 100 * time.Millisecond
+	}
+	if c.MaxCostUSD < 0 {
+		return fmt.Errorf("run: max cost $%g is negative", c.MaxCostUSD)
+	}
+	return nil
+}
+
+// scan makes the first pass over the dataset: content hash, count, and a
+// check that item ids are unique (a run is keyed by item id).
+func scan(ctx context.Context, src func(fn func(dataset.Item) error) error) (hash string, n int, err error) {
+	h := newDatasetHasher()
+	seen := make(map[string]int)
+	err = src(func(it dataset.Item) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if it.ID == "" {
+			return fmt.Errorf("item %d (line %d) has no id; every item needs one so a run can be resumed and compared", h.n+1, it.Line)
+		}
+		if prev, dup := seen[it.ID]; dup {
+			return fmt.Errorf("item id %q appears twice (lines %d and %d); ids must be unique", it.ID, prev, it.Line)
+		}
+		seen[it.ID] = it.Line
+		h.add(&it)
+		return nil
+	})
+	if err != nil {
+		return "", 0, err
+	}
+	return h.sum(), h.n, nil
+}
+
+// Run evaluates cfg and returns the run id. progress (may be nil) receives
+// events without ever blocking the run (events are dropped when it is
+// full), and is closed when Run returns. An interrupted run returns an
+// error matching ErrInterrupted along with its id.
+func Run(ctx context.Context, cfg Config, progress chan<- Progress) (string, error) {
+	if progress != nil {
+		defer close(progress)
+	}
+	if err := cfg.defaults(); err != nil {
+		return "", err
+	}
+	db := cfg.DB
+	dbCtx := context.WithoutCancel(ctx)
+	src := cfg.source()
+	dsHash, n, err := scan(ctx, src)
+	if err != nil {
+		return "", fmt.Errorf("read dataset %s: %w", cfg.DatasetPath, err)
+	}
+	if n == 0 {
+		return "", fmt.Errorf("dataset %s has no items", cfg.DatasetPath)
+	}
+	setHash, err := db.SaveQuestionSet(ctx, cfg.Set.Title(), cfg.Set.Path, SnapshotJSON(cfg.Set))
+	if err != nil {
+		return "", err
+	}
+	err = db.SaveDataset(ctx, dsHash, cfg.DatasetPath, func(yield func(store.DatasetItem) error) error {
+		seq := 0
+		return src(func(it dataset.Item) error {
+			err := yield(store.DatasetItem{Seq: seq, ID: it.ID, State: provider.Compact(it.State), Labels: labelsJSON(it.Labels)})
+			seq++
+			return err
+		})
+	})
+	if err != nil {
+		return "", err
+	}
+
+	var run *store.Run
+	done := map[store.ItemKey]bool{}
+	if cfg.Resume != "" {
+		run, err = db.ResolveRun(ctx, cfg.Resume)
+		if err != nil {
+			return "", fmt.Errorf("resume: %w", err)
+		}
+		if run.SetHash != setHash {
+			return run.ID, fmt.Errorf("resume %s: the question set changed since the run started (snapshot %.12s, now %.12s); restore the file as it was, or start a new run without --resume",
+				run.ID, run.SetHash, setHash)
+		}
+		if run.DatasetHash != dsHash {
+			return run.ID, fmt.Errorf("resume %s: the dataset changed since the run started (snapshot %.12s, now %.12s); use the same data, or start a new run without --resume",
+				run.ID, run.DatasetHash, dsHash)
+		}
+		if run.Status == store.StatusDone {
+			return run.ID, nil
+		}
+		cfg.Repeat = run.Repeat
+		if done, err = db.DoneItems(ctx, run.ID); err != nil {
+			return run.ID, err
+		}
+		if err := db.MarkRun(ctx, run.ID, store.StatusRunning, ""); err != nil {
+			return run.ID, err
+		}
+	} else {
+		settings := map[string]any{"concurrency": cfg.Concurrency}
+		if cfg.MaxCostUSD > 0 {
+			settings["max_cost_usd"] = cfg.MaxCostUSD
+		}
+		for k, v := range cfg.Settings {
+			settings[k] = v
+		}
+		sj, _ := jsonMarshal(settings)
+		run, err = db.CreateRun(ctx, store.NewRun{
+			Name: cfg.Name, SetHash: setHash, SetName: cfg.Set.Title(), SetPath: cfg.Set.Path,
+			DatasetHash: dsHash, DatasetPath: cfg.DatasetPath, ProviderKind: cfg.ProviderKind, BaseURL: cfg.BaseURL,
+			Model: cfg.Set.ModelName(), Repeat: cfg.Repeat, Total: n * cfg.Repeat, Version: cfg.Version, Settings: sj,
+		})
+		if err != nil {
+			return "", err
+		}
+	}
+	e := &engine{cfg: &cfg, run: run, done: done, total: n * cfg.Repeat, progress: progress,
+		budget: budget{cap: cfg.MaxCostUSD, spent: run.CostUSD}}
+	e.stored, e.errors, e.tokens, e.cost = run.Done, run.Errors, run.InputTokens, run.CostUSD
+	return run.ID, e.execute(ctx, dbCtx, src)
+}
+
+type engine struct {
+	cfg      *Config
+	run      *store.Run
+	done     map[store.ItemKey]bool
+	total    int
+	progress chan<- Progress
+	budget   budget
+
+	// Counters owned by the writer goroutine (read for the final event
+	// after it exits).
+	stored, errors int
+	tokens         int64
+	cost           float64
+	sessionDone    int
+	started        time.Time
+}
+
+func (e *engine) execute(ctx, dbCtx context.Context, src func(fn func(dataset.Item) error) error) error {
+	cfg := e.cfg
+	stopCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	// Calls outlive a stop by Grace so finished work is kept.
+	callCtx, cancelCalls := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelCalls()
+	go func() {
+		select {
+		case <-stopCtx.Done():
+			t := time.NewTimer(cfg.Grace)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				cancelCalls()
+			case <-callCtx.Done():
+			}
+		case <-callCtx.Done():
+		}
+	}()
+	callCtx = store.WithRunID(callCtx, e.run.ID)
+	freshCtx := provider.WithFresh(callCtx)
+
+	jobs := make(chan job, cfg.Concurrency)
+	results := make(chan store.ItemResult, cfg.Concurrency*2)
+	e.started = time.Now()
+
+	// Producer: stream items, skipping what is stored.
+	prodErr := make(chan error, 1)
+	go func() {
+		defer close(jobs)
+		seq := 0
+		err := src(func(it dataset.Item) error {
+			for r := 0; r < cfg.Repeat; r++ {
+				if e.done[store.ItemKey{ItemID: it.ID, Repeat: r}] {
+					continue
+				}
+				select {
+				case jobs <- job{item: it, seq: seq, rep: r}:
+				case <-stopCtx.Done():
+					return context.Cause(stopCtx)
+				}
+			}
+			seq++
+			return nil
+		})
+		if err != nil && stopCtx.Err() == nil {
+			stop(fmt.Errorf("read dataset: %w", err))
+		}
+		prodErr <- err
+	}()
+
+	// Workers.
+	var wg sync.WaitGroup
+	for w := 0; w < cfg.Concurrency; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				if stopCtx.Err() != nil {
+					continue // drain without asking
+				}
+				req := cfg.Set.Request(j.item.State)
+				est := estimateCost(req, cfg.PricePerMillion)
+				held, ok := e.budget.reserve(est)
+				if !ok {
+					stop(&errCostCap{spent: e.budget.committed(), cap: cfg.MaxCostUSD})
+					continue
+				}
+				c := callCtx
+				if j.rep > 0 {
+					c = freshCtx
+				}
+				t0 := time.Now()
+				res, err := cfg.Provider.Ask(c, req)
+				if err != nil && callCtx.Err() != nil {
+					// Abandoned at a stop: not stored, asked again on resume.
+					e.budget.settle(held, 0)
+					continue
+				}
+				actual := 0.0
+				if res != nil {
+					actual = res.CostUSD
+				}
+				e.budget.settle(held, actual)
+				if err != nil {
+					switch provider.KindOf(err) {
+					case provider.KindAuth:
+						stop(&fatalError{err})
+						continue
+					case provider.KindCanceled:
+						if stopCtx.Err() != nil {
+							continue
+						}
+					}
+				}
+				results <- e.result(j, res, err, time.Since(t0))
+			}
+		}()
+	}
+	go func() {
+		wg.Wait()
+		close(results)
+	}()
+
+	writeErr := e.write(dbCtx, results, stop)
+	<-prodErr
+	cause := context.Cause(stopCtx)
+	if ctx.Err() == nil && stopCtx.Err() == nil {
+		cause = nil
+	}
+	db := e.cfg.DB
+	var final error
+	switch {
+	case writeErr != nil:
+		_ = db.FinishRun(dbCtx, e.run.ID, store.StatusFailed, writeErr.Error())
+		final = writeErr
+	case cause == nil:
+		if err := db.FinishRun(dbCtx, e.run.ID, store.StatusDone, ""); err != nil {
+			final = err
+		}
+	default:
+		var capErr *errCostCap
+		var fatal *fatalError
+		switch {
+		case errors.As(cause, &capErr):
+			_ = db.FinishRun(dbCtx, e.run.ID, store.StatusInterrupted, capErr.Error())
+			final = &InterruptedError{RunID: e.run.ID, Reason: capErr.Error()}
+		case errors.As(cause, &fatal):
+			_ = db.FinishRun(dbCtx, e.run.ID, store.StatusFailed, fatal.Error())
+			final = fmt.Errorf("run %s stopped: %w", e.run.ID, fatal.err)
+		case ctx.Err() != nil:
+			reason := "canceled"
+			if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+				reason = "deadline exceeded"
+			}
+			_ = db.FinishRun(dbCtx, e.run.ID, store.StatusInterrupted, reason)
+			final = &InterruptedError{RunID: e.run.ID, Reason: reason}
+		default:
+			_ = db.FinishRun(dbCtx, e.run.ID, store.StatusFailed, cause.Error())
+			final = fmt.Errorf("run %s: %w", e.run.ID, cause)
+		}
+	}
+	e.emit(true)
+	return final
+}
+
+// write batches results into the store and emits progress.
+func (e *engine) write(ctx context.Context, results <-chan store.ItemResult, stop context.CancelCauseFunc) error {
+	cfg := e.cfg
+	batch := make([]store.ItemResult, 0, cfg.BatchSize)
+	tick := time.NewTicker(cfg.FlushEvery)
+	defer tick.Stop()
+	var werr error
+	flush := func() {
+		if len(batch) == 0 || werr != nil {
+			batch = batch[:0]
+			return
+		}
+		added, err := cfg.DB.SaveItems(ctx, e.run.ID, batch)
+		if err != nil {
+			werr = err
+			stop(err)
+			batch = batch[:0]
+			return
+		}
+		if added == len(batch) {
+			for i := range batch {
+				e.count(&batch[i])
+			}
+		} else {
+			// Some were stored already (cannot happen within one process
+			// unless a second one resumes the same run); recount exactly.
+			if r, err := cfg.DB.Run(ctx, e.run.ID); err == nil {
+				e.stored, e.errors, e.tokens, e.cost = r.Done, r.Errors, r.InputTokens, r.CostUSD
+			}
+			e.sessionDone += added
+		}
+		batch = batch[:0]
+	}
+	for {
+		select {
+		case r, ok := <-results:
+			if !ok {
+				flush()
+				return werr
+			}
+			batch = append(batch, r)
+			if len(batch) >= cfg.BatchSize {
+				flush()
+				e.emit(false)
+			}
+		case <-tick.C:
+			flush()
+			e.emit(false)
+		}
+	}
+}
+
+func (e *engine) count(r *store.ItemResult) {
+	e.stored++
+	e.sessionDone++
+	if r.ErrKind != "" {
+		e.errors++
+	}
+	e.tokens += r.Usage.InputTokens
+	e.cost += r.CostUSD
+}
+
+func (e *engine) emit(final bool) {
+	if e.progress == nil {
+		return
+	}
+	p := Progress{RunID: e.run.ID, Done: e.stored, Total: e.total, Errors: e.errors, Tokens: e.tokens, CostUSD: e.cost, Final: final}
+	if el := time.Since(e.started).Seconds(); el > 0 && e.sessionDone > 0 {
+		p.ItemsPerSec = float64(e.sessionDone) / el
+		if rem := e.total - e.stored; rem > 0 {
+			p.ETA = time.Duration(float64(rem) / p.ItemsPerSec * float64(time.Second))
+		}
+	}
+	if final {
+		select {
+		case e.progress <- p:
+		case <-time.After(time.Second):
+		}
+		return
+	}
+	select {
+	case e.progress <- p:
+	default:
+	}
+}
+
+// result turns one call's outcome into the stored form.
+func (e *engine) result(j job, res *provider.Result, err error, wall time.Duration) store.ItemResult {
+	set := e.cfg.Set
+	r := store.ItemResult{ItemID: j.item.ID, Seq: j.seq, Repeat: j.rep}
+	r.Answers = make([]store.ItemAnswer, len(set.Questions))
+	for i := range set.Questions {
+		id := set.Questions[i].ID
+		a := &r.Answers[i]
+		a.QuestionID = id
+		if l, ok := j.item.Labels[id]; ok {
+			idx := l.Index
+			a.Label, a.LabelText = &idx, l.Text
+		}
+	}
+	if err != nil {
+		kind := string(provider.KindOf(err))
+		if kind == "" {
+			kind = "error"
+		}
+		r.ErrKind, r.ErrMsg = kind, err.Error()
+		var pe *provider.Error
+		if errors.As(err, &pe) {
+			r.Attempts, r.RequestID = pe.Attempts, pe.RequestID
+		}
+		r.LatencyMS = ms(wall)
+		for i := range r.Answers {
+			r.Answers[i].ErrKind, r.Answers[i].ErrMsg = kind, r.ErrMsg
+		}
+		return r
+	}
+	r.LatencyMS = ms(res.Latency)
+	r.Usage, r.CostUSD, r.Model, r.RequestID, r.Attempts = res.Usage, res.CostUSD, res.Model, res.RequestID, res.Attempts
+	for i := range r.Answers {
+		a := &r.Answers[i]
+		a.LatencyMS = r.LatencyMS
+		an, ok := res.Answer(a.QuestionID)
+		if !ok {
+			a.ErrKind, a.ErrMsg = string(provider.KindMalformed), fmt.Sprintf("no answer for question %q", a.QuestionID)
+			continue
+		}
+		a.Answer = an
+		a.Decided = decided(an, set.Threshold(a.QuestionID))
+	}
+	return r
+}
+
+// decided is the decided value as text: the chosen label, the most probable
+// level's index, or a noul's true/false at the caller's threshold.
+func decided(a *provider.Answer, threshold float64) string {
+	switch a.Type {
+	case provider.Choice:
+		return a.Choice
+	case provider.Score:
+		return strconv.Itoa(a.Decision(threshold))
+	case provider.Noul:
+		if a.Decision(threshold) == 1 {
+			return "true"
+		}
+		return "false"
+	}
+	return ""
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// budget accounts spend against a cap, counting in-flight requests at a
+// conservative estimate until they settle.
+type budget struct {
+	mu       sync.Mutex
+	cap      float64
+	spent    float64
+	reserved float64
+	maxSeen  float64
+}
+
+// reserve holds the larger of est and the costliest request seen so far;
+// it fails when that would take spent + in flight above the cap.
+func (b *budget) reserve(est float64) (float64, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	hold := max(est, b.maxSeen)
+	if b.cap > 0 && b.spent+b.reserved+hold > b.cap+1e-12 {
+		return 0, false
+	}
+	b.reserved += hold
+	return hold, true
+}
+
+func (b *budget) settle(held, actual float64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.reserved -= held
+	b.spent += actual
+	b.maxSeen = max(b.maxSeen, actual)
+}
+
+func (b *budget) committed() float64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.spent + b.reserved
+}
