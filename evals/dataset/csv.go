@@ -1,0 +1,163 @@
+package dataset
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/jevlab/jevlab/provider"
+)
+
+// csv reads a CSV (or TSV) file with a header row. The state column holds
+// JSON (an object or array) or plain text; label columns are the columns
+// named by LabelFields and, for other questions, a column named after the
+// question id. An empty label cell means unlabelled.
+func (rd *reader) csv(br *bufio.Reader, comma rune) error {
+	if b, _ := br.Peek(3); bytes.Equal(b, []byte("\xef\xbb\xbf")) {
+		br.Discard(3)
+	}
+	cr := csv.NewReader(br)
+	cr.Comma = comma
+	cr.ReuseRecord = true
+	header, err := cr.Read()
+	if err == io.EOF {
+		return rd.fail(&Error{Line: 1, Msg: "empty file; a CSV dataset needs a header row and at least one row"})
+	}
+	if err != nil {
+		return rd.csvError(err)
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		h = strings.TrimSpace(h)
+		if _, dup := col[h]; dup {
+			return rd.fail(&Error{Line: 1, Msg: fmt.Sprintf("duplicate column %q in the header", h)})
+		}
+		col[h] = i
+	}
+	columns := strings.Join(header, ", ")
+	idCol, ok := col[rd.opt.idField()]
+	if !ok {
+		return rd.fail(&Error{Line: 1, Msg: fmt.Sprintf("no %q column; name the id column with --id-field (columns: %s)", rd.opt.idField(), columns)})
+	}
+	stCol, ok := col[rd.opt.stateField()]
+	if !ok {
+		return rd.fail(&Error{Line: 1, Msg: fmt.Sprintf("no %q column; name the state column with --state-field (columns: %s)", rd.opt.stateField(), columns)})
+	}
+	type labelCol struct {
+		q   string
+		idx int
+	}
+	var labels []labelCol
+	for _, q := range sortedKeys(rd.opt.LabelFields) {
+		f := rd.opt.LabelFields[q]
+		i, ok := col[f]
+		if !ok {
+			return rd.fail(&Error{Line: 1, Msg: fmt.Sprintf("--label %s=%s: no %q column (columns: %s)", q, f, f, columns)})
+		}
+		labels = append(labels, labelCol{q, i})
+	}
+	if rd.set != nil {
+		for _, e := range rd.set.Questions {
+			if _, mapped := rd.opt.LabelFields[e.ID]; mapped {
+				continue
+			}
+			if i, ok := col[e.ID]; ok && i != idCol && i != stCol {
+				labels = append(labels, labelCol{e.ID, i})
+			}
+		}
+	}
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if errors.Is(err, csv.ErrFieldCount) {
+			if err := rd.csvError(err); err != nil {
+				return err
+			}
+			continue
+		}
+		if err != nil {
+			return rd.csvError(err)
+		}
+		line, _ := cr.FieldPos(0)
+		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" && len(header) > 1 {
+			continue // a blank line
+		}
+		id := strings.TrimSpace(rec[idCol])
+		if id == "" {
+			if err := rd.fail(&Error{Line: line, Msg: rd.opt.idField() + ": is empty; every item needs an id"}); err != nil {
+				return err
+			}
+			continue
+		}
+		it := Item{ID: id, Line: line, State: cellState(rec[stCol])}
+		failed := false
+		for _, lc := range labels {
+			lab, has, msg := rd.resolve(lc.q, textJSON(rec[lc.idx]), true)
+			if msg != "" {
+				failed = true
+				_, c := cr.FieldPos(lc.idx)
+				if err := rd.fail(&Error{Line: line, Col: c, Item: id, Question: lc.q, Msg: msg}); err != nil {
+					return err
+				}
+				continue
+			}
+			if has {
+				if it.Labels == nil {
+					it.Labels = map[string]Label{}
+				}
+				it.Labels[lc.q] = lab
+			}
+		}
+		if failed {
+			rd.rows++
+			rd.seenID(id, line)
+			continue
+		}
+		if err := rd.emit(it); err != nil {
+			return err
+		}
+	}
+}
+
+// cellState reads a state cell: JSON when it is an object or array,
+// otherwise the text itself as a JSON string.
+func cellState(cell string) json.RawMessage {
+	t := strings.TrimSpace(cell)
+	if len(t) > 0 && (t[0] == '{' || t[0] == '[') && json.Valid([]byte(t)) {
+		return provider.Compact(json.RawMessage(t))
+	}
+	return provider.String(cell)
+}
+
+// textJSON wraps a label cell as a JSON string ("" stays empty: unlabelled).
+func textJSON(cell string) json.RawMessage {
+	if cell == "" {
+		return nil
+	}
+	return provider.String(cell)
+}
+
+func (rd *reader) csvError(err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		msg := "invalid CSV: " + pe.Err.Error()
+		if errors.Is(pe.Err, csv.ErrFieldCount) {
+			msg = "invalid CSV: wrong number of fields; every row needs one field per header column"
+		}
+		if e := rd.fail(&Error{Line: pe.Line, Col: pe.Column, Msg: msg}); e != nil {
+			return e
+		}
+		if errors.Is(pe.Err, csv.ErrFieldCount) {
+			return nil
+		}
+		return &tooManyError{} // the reader cannot recover its place after a quoting error
+	}
+	return fmt.Errorf("read dataset %s: %w", rd.name, err)
+}
