@@ -77,6 +77,7 @@ type designModel struct {
 	valid   map[string]error
 
 	running bool
+	pending bool // a run asked for before the provider was ready
 	cancel  context.CancelFunc
 	seq     int
 	spin    spinner.Model
@@ -130,6 +131,19 @@ func newDesign(e *env) *designModel {
 
 func (d *designModel) init() tea.Cmd {
 	if d.e.opt.RunOnStart && len(d.e.set.Questions) > 0 {
+		if d.e.prov == nil {
+			d.pending = true
+			return nil
+		}
+		return d.run()
+	}
+	return nil
+}
+
+// connected runs a run asked for while connecting.
+func (d *designModel) connected() tea.Cmd {
+	if d.pending {
+		d.pending = false
 		return d.run()
 	}
 	return nil
@@ -204,6 +218,15 @@ func (d *designModel) run() tea.Cmd {
 		d.e.say("already running — x cancels")
 		return nil
 	}
+	if d.e.prov == nil {
+		if d.e.connErr != nil {
+			d.e.fail("cannot run: %v", firstLine(d.e.connErr.Error()))
+			return nil
+		}
+		d.pending = true
+		d.e.say("will run when the recorded answers are loaded…")
+		return nil
+	}
 	set := d.e.set
 	req := set.Request(nil)
 	req.Model = d.e.requestedModel()
@@ -221,7 +244,7 @@ func (d *designModel) run() tea.Cmd {
 	ctx, cancel := context.WithCancel(d.e.ctx)
 	d.cancel, d.running, d.started = cancel, true, d.e.now()
 	d.seq++
-	seq, prov, now := d.seq, d.e.opt.Provider, d.e.now
+	seq, prov, now := d.seq, d.e.prov, d.e.now
 	d.e.say("running %d question(s)…", len(sent.Questions))
 	ask := func() tea.Msg {
 		defer cancel()

@@ -23,6 +23,3 @@ type Store interface{}
 
 // Evaluator starts evaluations.
 type Evaluator interface{}
-
-// DatasetLoader loads the dataset.
-type DatasetLoader interface{}

@@ -22,6 +22,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/jevlab/jevlab/evals/dataset"
 	"github.com/jevlab/jevlab/evals/questionset"
 	"github.com/jevlab/jevlab/provider"
 )
@@ -31,8 +32,12 @@ type Options struct {
 	// Set is the question set to design; required.
 	Set *questionset.Set
 	// Provider answers requests (live client, cache, offline replay or the
-	// stand-in); required.
+	// stand-in). Either Provider or Connect is required.
 	Provider provider.Provider
+	// Connect builds the provider in the background when Provider is nil,
+	// so the first frame never waits for answer caches to load. It returns
+	// the provider, its mode, and a note to show (warnings), if any.
+	Connect func(ctx context.Context) (p provider.Provider, mode, note string, err error)
 	// Mode names how Provider answers: "live", "cached", "offline" or
 	// "stand-in". It is shown in the header.
 	Mode string
@@ -45,7 +50,7 @@ type Options struct {
 	Evaluator Evaluator
 	// Dataset loads the labelled items, asynchronously; nil when the set
 	// names no dataset.
-	Dataset DatasetLoader
+	Dataset func(ctx context.Context) ([]dataset.Item, error)
 	// RunOnStart asks the working state once at start (free when answers
 	// are cached or replayed).
 	RunOnStart bool
@@ -116,6 +121,10 @@ type env struct {
 	dirty bool
 	now   func() time.Time
 
+	prov     provider.Provider // nil until connected
+	mode     string
+	connErr  error
+
 	flash    string // last status message
 	flashBad bool
 
@@ -178,7 +187,7 @@ func New(ctx context.Context, opt Options) (*Model, error) {
 	if opt.Set == nil {
 		return nil, fmt.Errorf("workbench: no question set")
 	}
-	if opt.Provider == nil {
+	if opt.Provider == nil && opt.Connect == nil {
 		return nil, fmt.Errorf("workbench: no provider")
 	}
 	if ctx == nil {
@@ -188,7 +197,8 @@ func New(ctx context.Context, opt Options) (*Model, error) {
 	if now == nil {
 		now = time.Now
 	}
-	e := &env{ctx: ctx, opt: opt, st: NewStyles(opt.Renderer), keys: DefaultKeyMap(), set: opt.Set, now: now}
+	e := &env{ctx: ctx, opt: opt, st: NewStyles(opt.Renderer), keys: DefaultKeyMap(), set: opt.Set, now: now,
+		prov: opt.Provider, mode: opt.Mode}
 	h := help.New()
 	h.Styles = e.st.Help
 	m := &Model{e: e, help: h, width: 80, height: 24}
@@ -201,6 +211,14 @@ func New(ctx context.Context, opt Options) (*Model, error) {
 // Init starts the asynchronous loads.
 func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{m.design.init()}
+	if m.e.prov == nil {
+		connect, ctx := m.e.opt.Connect, m.e.ctx
+		m.e.say("loading recorded answers…")
+		cmds = append(cmds, func() tea.Msg {
+			p, mode, note, err := connect(ctx)
+			return connectedMsg{p: p, mode: mode, note: note, err: err}
+		})
+	}
 	for _, s := range m.screens[1:] {
 		if i, ok := s.(interface{ init() tea.Cmd }); ok {
 			cmds = append(cmds, i.init())
@@ -220,6 +238,14 @@ func (m *Model) resize(w, h int) {
 	}
 }
 
+// connectedMsg reports the provider built by Options.Connect.
+type connectedMsg struct {
+	p    provider.Provider
+	mode string
+	note string
+	err  error
+}
+
 // gotoScreenMsg asks the top-level model to switch screens.
 type gotoScreenMsg struct{ to screenID }
 
@@ -231,6 +257,19 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.resize(msg.Width, msg.Height)
 		return m, nil
+	case connectedMsg:
+		if msg.err != nil {
+			m.e.connErr = msg.err
+			m.e.fail("cannot answer: %v", firstLine(msg.err.Error()))
+			return m, nil
+		}
+		m.e.prov, m.e.mode = msg.p, msg.mode
+		if msg.note != "" {
+			m.e.say("%s", firstLine(msg.note))
+		} else {
+			m.e.say("ready (%s)", msg.mode)
+		}
+		return m, m.design.connected()
 	case gotoScreenMsg:
 		m.active = msg.to
 		return m, nil
@@ -345,8 +384,13 @@ func (m *Model) header(w int) string {
 	if e.dirty {
 		parts = append(parts, st.Dirty.Render("● unsaved"))
 	}
-	mode := e.opt.Mode
-	if mode == "" {
+	mode := e.mode
+	switch {
+	case e.prov == nil && e.connErr != nil:
+		mode = "no provider"
+	case e.prov == nil:
+		mode = "connecting…"
+	case mode == "":
 		mode = "unknown"
 	}
 	parts = append(parts, st.Mode.Render(mode))
@@ -380,7 +424,10 @@ func (m *Model) statusLine(w int) string {
 	if e.confident != "" {
 		parts = append(parts, e.confident)
 	}
-	if e.resolved != "" || e.latency > 0 {
+	switch {
+	case e.resolved != "" && e.latency == 0 && e.tokens == 0:
+		parts = append(parts, "from cache: no latency, no tokens, $0")
+	case e.resolved != "" || e.latency > 0:
 		parts = append(parts, "latency "+e.latency.Round(time.Millisecond).String())
 		parts = append(parts, fmt.Sprintf("%d tok", e.tokens))
 		parts = append(parts, fmt.Sprintf("$%.6f", e.costUSD))

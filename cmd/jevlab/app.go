@@ -68,5 +68,5 @@ func (a *app) close() {
 
 // runWorkbench opens the TUI; wired by the tui package's command file.
 func (a *app) runWorkbench(cmd *cobra.Command, args []string) error {
-	return cmd.Help()
+	return a.workbench(cmd, args)
 }

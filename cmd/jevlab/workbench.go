@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jevlab/jevlab/evals/dataset"
+	"github.com/jevlab/jevlab/evals/questionset"
+	examples "github.com/jevlab/jevlab/fixtures"
+	"github.com/jevlab/jevlab/provider"
+	pfix "github.com/jevlab/jevlab/provider/fixtures"
+	"github.com/jevlab/jevlab/tui"
+)
+
+// workbench opens the TUI on FILE, or with no FILE on the shipped Banking77
+// example answered offline from its embedded recordings (no key, no
+// network). The provider stack is built in the background so the first
+// frame does not wait for answer caches to load.
+func (a *app) workbench(cmd *cobra.Command, args []string) error {
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	opt := tui.Options{}
+	if len(args) == 1 {
+		set, err := questionset.Load(args[0])
+		if err != nil {
+			return usageErr(err)
+		}
+		opt.Set = set
+		opt.Connect = func(ctx context.Context) (provider.Provider, string, string, error) {
+			// The provider stack reports warnings on stderr; the screen is
+			// ours now, so they become the status line's note.
+			var buf bytes.Buffer
+			saved := a.stderr
+			a.stderr = &buf
+			p, mode, err := a.provider(ctx, set)
+			a.stderr = saved
+			return p, string(mode), strings.TrimSpace(strings.TrimPrefix(buf.String(), "jevlab: ")), err
+		}
+		if set.Dataset != "" {
+			path := set.Resolve(set.Dataset)
+			opt.Dataset = func(ctx context.Context) ([]dataset.Item, error) {
+				return dataset.Load(path, dataset.Options{}, set)
+			}
+		}
+		opt.RunOnStart = true // answers come from the cache first; a miss is asked live only with a key
+	} else {
+		set, err := examples.DefaultSet()
+		if err != nil {
+			return fmt.Errorf("open the shipped example: %w", err)
+		}
+		opt.Set = set
+		opt.Mode = string(ModeOffline)
+		fixtures, err := examples.FixturePaths(examples.DefaultSetName)
+		if err != nil {
+			return fmt.Errorf("open the shipped example: %w", err)
+		}
+		opt.Connect = func(ctx context.Context) (provider.Provider, string, string, error) {
+			readers := map[string]func() (io.ReadCloser, error){}
+			for _, f := range fixtures {
+				readers["fixtures/"+f] = func() (io.ReadCloser, error) { return examples.FS.Open(f) }
+			}
+			c, err := pfix.NewCache(pfix.CacheConfig{Readers: readers, MissHint: "open a copy of this example with a key set to ask edited questions"})
+			if err != nil {
+				return nil, "", "", err
+			}
+			if err := c.Load(ctx); err != nil {
+				return nil, "", "", err
+			}
+			return c, string(ModeOffline), "shipped example, answered offline from recorded Jev answers", nil
+		}
+		if set.Dataset != "" {
+			name := path.Join(examples.Dir(examples.DefaultSetName), set.Dataset)
+			opt.Dataset = func(ctx context.Context) ([]dataset.Item, error) {
+				f, err := examples.FS.Open(name)
+				if err != nil {
+					return nil, fmt.Errorf("shipped dataset: %w", err)
+				}
+				defer f.Close()
+				var items []dataset.Item
+				err = dataset.Parse("fixtures/"+name, f, dataset.Options{}, set, func(it dataset.Item) error {
+					items = append(items, it)
+					return nil
+				})
+				return items, err
+			}
+		}
+		opt.RunOnStart = true
+	}
+	if a.model != "" {
+		opt.Model = a.model
+	}
+	if db, err := a.db(); err == nil {
+		opt.Store = db
+	}
+	opt.Mouse = true
+	opt.Input = a.stdin
+	if f, ok := a.stdout.(*os.File); ok {
+		opt.Output = f
+	}
+	if err := tui.Run(ctx, opt); err != nil {
+		return failErr(err)
+	}
+	return nil
+}
