@@ -121,9 +121,9 @@ type env struct {
 	dirty bool
 	now   func() time.Time
 
-	prov     provider.Provider // nil until connected
-	mode     string
-	connErr  error
+	prov    provider.Provider // nil until connected
+	mode    string
+	connErr error
 
 	flash    string // last status message
 	flashBad bool
