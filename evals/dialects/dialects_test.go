@@ -335,8 +335,8 @@ func TestLevelLabel(t *testing.T) {
 	cases := map[string]string{
 		`"calm"`: "calm",
 		`{"label":"low","description":"can wait"}`: "low",
-		`{"summary":"annoyed"}`:                     `{"summary":"annoyed"}`,
-		`["a","b"]`:                                 `["a","b"]`,
+		`{"summary":"annoyed"}`:                    `{"summary":"annoyed"}`,
+		`["a","b"]`:                                `["a","b"]`,
 	}
 	for in, want := range cases {
 		if got := LevelLabel(json.RawMessage(in)); got != want {
