@@ -8,5 +8,8 @@ func commands(a *app) []*cobra.Command {
 		// one line per command, e.g. newAskCmd(a),
 		newAskCmd(a),
 		newModelsCmd(a),
+		newEvalCmd(a),
+		newRunsCmd(a),
+		newShowCmd(a),
 	}
 }

@@ -1,0 +1,315 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+
+	"github.com/jevlab/jevlab/evals/dataset"
+	"github.com/jevlab/jevlab/evals/questionset"
+	"github.com/jevlab/jevlab/evals/runner"
+	"github.com/jevlab/jevlab/internal/bars"
+	"github.com/jevlab/jevlab/provider/systemone"
+)
+
+// version is reported with every run; set at build time with
+// -ldflags "-X main.version=…".
+var version = "dev"
+
+type evalOptions struct {
+	data       string
+	repeat     int
+	resume     string
+	name       string
+	dryRun     bool
+	maxCost    float64
+	asJSON     bool
+	idField    string
+	stateField string
+	labels     []string
+}
+
+func newEvalCmd(a *app) *cobra.Command {
+	var o evalOptions
+	cmd := &cobra.Command{
+		Use:   "eval FILE",
+		Short: "Evaluate a question set over a labelled dataset and store the run",
+		Long: `eval asks every dataset item (all questions in one request) and stores each
+answer in the database as it completes, then prints per question n, accuracy,
+ECE, Brier and errors, and the run id.
+
+The dataset is --data, else the set's dataset: (relative to the set file).
+Answers come from recorded fixtures and past runs where they match (--fresh
+skips them; --offline never calls out). Ctrl-C stops sending, keeps what
+finished and marks the run interrupted; --resume RUN continues it exactly
+where it stopped (same set and dataset required). --repeat N asks every item
+N times, bypassing the cache after the first, to measure each question's own
+noise. --dry-run estimates tokens and cost without calling out; --max-cost
+stops before a request would take the run's total cost above the cap.`,
+		Example: `  jevlab eval --offline fixtures/banking77/questions.yaml
+  jevlab eval triage.yaml --data tickets.jsonl --name baseline
+  jevlab eval triage.yaml --dry-run
+  jevlab eval triage.yaml --resume latest --max-cost 2.50`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.repeat < 1 {
+				return usageErr(fmt.Errorf("--repeat %d: must be at least 1", o.repeat))
+			}
+			if o.maxCost < 0 {
+				return usageErr(fmt.Errorf("--max-cost %g: must not be negative", o.maxCost))
+			}
+			if o.resume != "" && cmd.Flags().Changed("repeat") {
+				return usageErr(errors.New("--repeat cannot change on --resume: the run keeps the repeat it started with"))
+			}
+			return a.eval(cmd.Context(), args[0], o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.data, "data", "", "dataset (JSON Lines or CSV); default: the set's dataset:")
+	f.IntVar(&o.repeat, "repeat", 1, "ask every item N times (fresh after the first) to measure noise")
+	f.StringVar(&o.resume, "resume", "", "continue a stored run: id, unique prefix, latest or latest~N")
+	f.StringVar(&o.name, "name", "", "a name for the run (shown by jevlab runs)")
+	f.BoolVar(&o.dryRun, "dry-run", false, "estimate tokens and cost without calling out")
+	f.Float64Var(&o.maxCost, "max-cost", 0, "stop before the run's cost would exceed USD (0 = no cap)")
+	f.BoolVar(&o.asJSON, "json", false, "print the run and its per-question metrics as JSON")
+	f.StringVar(&o.idField, "id-field", "", "dataset field holding the item id (default id)")
+	f.StringVar(&o.stateField, "state-field", "", "dataset field holding the state (default state)")
+	f.StringArrayVar(&o.labels, "label", nil, "map a question's label to a dataset field: QUESTION=FIELD (repeatable)")
+	return cmd
+}
+
+func (a *app) eval(ctx context.Context, path string, o evalOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	set, err := questionset.Load(path)
+	if err != nil {
+		return usageErr(err)
+	}
+	if a.model != "" {
+		set.Model = a.model
+	}
+	dataPath := o.data
+	if dataPath == "" {
+		if set.Dataset == "" {
+			return usageErr(fmt.Errorf("%s names no dataset: pass --data PATH or add dataset: to the file", path))
+		}
+		dataPath = set.Resolve(set.Dataset)
+	}
+	opt := dataset.Options{IDField: o.idField, StateField: o.stateField}
+	for _, l := range o.labels {
+		if err := opt.ParseLabelFlag(l); err != nil {
+			return usageErr(err)
+		}
+	}
+	// Read the whole file once up front so a bad row is an input error
+	// (exit 2) before anything is sent.
+	if err := dataset.Stream(dataPath, opt, set, func(dataset.Item) error { return nil }); err != nil {
+		return usageErr(err)
+	}
+	source := func(fn func(dataset.Item) error) error { return dataset.Stream(dataPath, opt, set, fn) }
+
+	db, err := a.db()
+	if err != nil {
+		return usageErr(fmt.Errorf("%w (choose another with --db or $JEVLAB_DB)", err))
+	}
+	cfg := runner.Config{
+		Set: set, Source: source, DatasetPath: dataPath, DB: db,
+		Repeat: o.repeat, Concurrency: a.concurrency, MaxCostUSD: o.maxCost,
+		Resume: o.resume, Name: o.name, Version: version,
+		Settings: map[string]any{"rps": a.rps, "timeout": a.timeout.String(), "fresh": a.fresh, "offline": a.offline},
+	}
+	if o.dryRun {
+		est, err := runner.DryRun(ctx, cfg)
+		if err != nil {
+			return usageErr(err)
+		}
+		return a.printEstimate(est, o)
+	}
+
+	p, mode, err := a.provider(ctx, set)
+	if err != nil {
+		return err
+	}
+	cfg.Provider, cfg.ProviderKind = p, string(mode)
+	if mode != ModeOffline {
+		if base, err := systemone.ResolveBaseURL(a.baseURL); err == nil {
+			cfg.BaseURL = base
+		}
+	}
+
+	ctx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
+	go func() {
+		<-ctx.Done()
+		// A second Ctrl-C quits at once.
+		stopSignals()
+	}()
+
+	progress := make(chan runner.Progress, 16)
+	shown := make(chan struct{})
+	go func() {
+		defer close(shown)
+		a.showProgress(progress)
+	}()
+	runID, runErr := runner.Run(ctx, cfg, progress)
+	<-shown
+
+	if runID == "" {
+		if runErr != nil {
+			return usageErr(runErr)
+		}
+		return nil
+	}
+	run, err := db.Run(context.WithoutCancel(ctx), runID)
+	if err != nil {
+		return err
+	}
+	rep, err := loadRunReport(context.WithoutCancel(ctx), db, run, defaultMetricOptions())
+	if err != nil {
+		return err
+	}
+	if o.asJSON {
+		out := struct {
+			Mode Mode `json:"mode"`
+			*runReport
+		}{mode, rep}
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	} else {
+		renderRunReport(a.stdout, rep)
+	}
+	if runErr != nil {
+		if errors.Is(runErr, runner.ErrInterrupted) {
+			fmt.Fprintf(a.stderr, "jevlab: %v\n  resume with: jevlab eval %s --resume %s\n", runErr, shellQuote(path), runID)
+			return failErr(errors.New(""))
+		}
+		if strings.Contains(runErr.Error(), "resume") {
+			return usageErr(runErr)
+		}
+		return failErr(runErr)
+	}
+	if !o.asJSON {
+		fmt.Fprintf(a.stdout, "\nrun %s stored in %s (jevlab show %s)\n", runID, db.Path(), runID)
+	}
+	return nil
+}
+
+// printEstimate prints a dry run's estimate.
+func (a *app) printEstimate(est *runner.Estimate, o evalOptions) error {
+	if o.asJSON {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			DryRun bool `json:"dry_run"`
+			*runner.Estimate
+			MaxCostUSD float64 `json:"max_cost_usd,omitempty"`
+		}{true, est, o.maxCost})
+	}
+	w := a.stdout
+	fmt.Fprintf(w, "dry run (nothing sent): %d items × %d repeat = %d requests", est.Items, est.Repeat, est.Requests)
+	if est.Stored > 0 {
+		fmt.Fprintf(w, ", %d already stored", est.Stored)
+	}
+	fmt.Fprintf(w, "\n  request bodies  %s bytes\n", groupDigits(est.RequestBytes))
+	fmt.Fprintf(w, "  input tokens    ~%s (approximate, from %s)\n", groupDigits(est.InputTokens), est.Basis)
+	fmt.Fprintf(w, "  cost            ~$%.4f (approximate; cached answers cost nothing)\n", est.CostUSD)
+	if o.maxCost > 0 {
+		verdict := "within"
+		if est.CostUSD > o.maxCost {
+			verdict = "ABOVE"
+		}
+		fmt.Fprintf(w, "  --max-cost      $%.4f: the estimate is %s the cap\n", o.maxCost, verdict)
+	}
+	return nil
+}
+
+// showProgress draws progress on stderr: an updating bar on a terminal, a
+// plain line every few seconds otherwise.
+func (a *app) showProgress(ch <-chan runner.Progress) {
+	f, ok := a.stderr.(*os.File)
+	tty := ok && isatty.IsTerminal(f.Fd())
+	var last runner.Progress
+	var lastDraw time.Time
+	period := 2 * time.Second
+	if tty {
+		period = 100 * time.Millisecond
+	}
+	for p := range ch {
+		last = p
+		if !p.Final && time.Since(lastDraw) < period {
+			continue
+		}
+		lastDraw = time.Now()
+		if tty {
+			fmt.Fprintf(a.stderr, "\r%s\x1b[K", progressLine(p, true))
+		} else {
+			fmt.Fprintln(a.stderr, progressLine(p, false))
+		}
+	}
+	if tty && last.Total > 0 {
+		fmt.Fprintln(a.stderr)
+	}
+}
+
+// progressLine formats one progress event.
+func progressLine(p runner.Progress, bar bool) string {
+	frac := 0.0
+	if p.Total > 0 {
+		frac = float64(p.Done) / float64(p.Total)
+	}
+	var b strings.Builder
+	if bar {
+		b.WriteString("[" + bars.Bar(frac, 30) + "] ")
+	} else {
+		b.WriteString("eval " + p.RunID + ": ")
+	}
+	fmt.Fprintf(&b, "%d/%d items (%.1f%%)", p.Done, p.Total, 100*frac)
+	if p.ItemsPerSec > 0 {
+		fmt.Fprintf(&b, "  %.0f items/s", p.ItemsPerSec)
+	}
+	if p.ETA > 0 && !p.Final {
+		fmt.Fprintf(&b, "  ETA %s", p.ETA.Round(time.Second))
+	}
+	fmt.Fprintf(&b, "  %d errors  %s tokens  $%.4f", p.Errors, groupDigits(p.Tokens), p.CostUSD)
+	return b.String()
+}
+
+// groupDigits writes n with thousands separators.
+func groupDigits(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var out []byte
+	for i := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	if neg {
+		return "-" + string(out)
+	}
+	return string(out)
+}
+
+// shellQuote quotes p for a copy-pasted command line when it needs it.
+func shellQuote(p string) string {
+	if p != "" && !strings.ContainsAny(p, " \t\n'\"\\$`*?[]{}()<>|&;#~!") {
+		return p
+	}
+	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
+}

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jevlab/jevlab/evals/metrics"
+	"github.com/jevlab/jevlab/evals/questionset"
+	"github.com/jevlab/jevlab/evals/runner"
+	"github.com/jevlab/jevlab/store"
+)
+
+func newShowCmd(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show RUN",
+		Short: "Show one stored run's report",
+		Long: `show prints a stored run: what was asked of what (question set, dataset,
+provider, requested and resolved models), its status and cost, and per
+question n, accuracy, ECE, Brier and errors with 95% bootstrap intervals.
+RUN is a run id, a unique prefix of one, latest or latest~N.`,
+		Example: `  jevlab show latest
+  jevlab show r-20261202 --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			db, err := a.db()
+			if err != nil {
+				return usageErr(err)
+			}
+			run, err := db.ResolveRun(ctx, args[0])
+			if err != nil {
+				return usageErr(err)
+			}
+			rep, err := loadRunReport(ctx, db, run, defaultMetricOptions())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				enc.SetEscapeHTML(false)
+				return enc.Encode(rep)
+			}
+			renderRunReport(a.stdout, rep)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run and its per-question metrics as JSON")
+	return cmd
+}
+
+// runReport is a stored run with its question set and per-question
+// metrics: what eval and show print.
+type runReport struct {
+	Run       *store.Run                `json:"run"`
+	Set       *questionset.Set          `json:"-"`
+	Questions []*metrics.QuestionReport `json:"questions"`
+	// Correct counts labelled first-repeat answers that were right, per
+	// question id.
+	Correct map[string]int `json:"-"`
+}
+
+// defaultMetricOptions are the metric settings of eval's and show's
+// summaries (seeded, so a report is reproducible).
+func defaultMetricOptions() metrics.Options {
+	return metrics.Options{Seed: 1}
+}
+
+// loadRunReport reads run's question-set snapshot and answers and computes
+// each question's metrics.
+func loadRunReport(ctx context.Context, db *store.DB, run *store.Run, opt metrics.Options) (*runReport, error) {
+	snap, err := db.QuestionSet(ctx, run.SetHash)
+	if err != nil {
+		return nil, err
+	}
+	set, err := runner.ParseSnapshot(run.SetName, snap.Body)
+	if err != nil {
+		return nil, err
+	}
+	obs := make(map[string][]metrics.Obs, len(set.Questions))
+	err = db.ForEachAnswer(ctx, run.ID, func(a *store.ItemAnswer) error {
+		o := metrics.Obs{ItemID: a.ItemID, Answer: a.Answer, ErrKind: a.ErrKind, LatencyMS: a.LatencyMS, Repeat: a.Repeat}
+		if a.Label != nil {
+			o.Label, o.HasLabel = *a.Label, true
+		}
+		obs[a.QuestionID] = append(obs[a.QuestionID], o)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	rep := &runReport{Run: run, Set: set, Correct: map[string]int{}}
+	for _, e := range set.Questions {
+		o := opt
+		o.Threshold = set.Threshold(e.ID)
+		if o.Model == "" && len(run.Models) > 0 {
+			o.Model = strings.Join(run.Models, "+")
+		}
+		q := e.Question
+		r := metrics.Compute(&q, obs[e.ID], o)
+		r.ID = e.ID
+		rep.Questions = append(rep.Questions, r)
+		if r.Accuracy.Defined() {
+			rep.Correct[e.ID] = int(math.Round(r.Accuracy.Value * float64(r.Labelled)))
+		}
+	}
+	return rep, nil
+}
+
+// renderRunReport prints a run's header and per-question summary table.
+func renderRunReport(w io.Writer, rep *runReport) {
+	r := rep.Run
+	name := ""
+	if r.Name != "" {
+		name = " (" + r.Name + ")"
+	}
+	fmt.Fprintf(w, "run %s%s  %s  %d/%d items  %d errors\n", r.ID, name, statusText(r), r.Done, r.Total, r.Errors)
+	set := r.SetName
+	if r.SetPath != "" {
+		set += " (" + r.SetPath + ")"
+	}
+	fmt.Fprintf(w, "question set %s · dataset %s\n", set, orDash(r.DatasetPath))
+	resolved := "?"
+	if len(r.Models) > 0 {
+		resolved = strings.Join(r.Models, ", ")
+		if len(r.Models) > 1 {
+			resolved += " (mixed model versions)"
+		}
+	}
+	dur := ""
+	if !r.FinishedAt.IsZero() {
+		dur = " · " + r.FinishedAt.Sub(r.StartedAt).Round(100*time.Millisecond).String()
+	}
+	fmt.Fprintf(w, "model %s → %s · %s · %s input tokens · $%.4f%s\n", r.Model, resolved, orDash(r.ProviderKind), groupDigits(r.InputTokens), r.CostUSD, dur)
+	if r.Repeat > 1 {
+		fmt.Fprintf(w, "repeat %d (metrics use each item's first asking; repeats measure noise)\n", r.Repeat)
+	}
+	if r.Reason != "" {
+		fmt.Fprintf(w, "reason: %s\n", r.Reason)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "question\ttype\tn\tanswered\taccuracy\tECE\tBrier\terrors")
+	for _, q := range rep.Questions {
+		acc := fmtEstimate(q.Accuracy)
+		if q.Accuracy.Defined() {
+			acc += fmt.Sprintf(" (%d/%d)", rep.Correct[q.ID], q.Labelled)
+		}
+		errs := 0
+		var kinds []string
+		for k, n := range q.Errors {
+			errs += n
+			kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
+		}
+		errText := fmt.Sprint(errs)
+		if len(kinds) > 0 {
+			errText += " (" + strings.Join(sortedStrings(kinds), ", ") + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", q.ID, q.Type, q.N, q.Answered, acc, fmtEstimate(q.ECE), fmtEstimate(q.Brier), errText)
+	}
+	tw.Flush()
+	if r.Status == store.StatusInterrupted || r.Status == store.StatusRunning {
+		fmt.Fprintf(w, "\nnot finished: %d of %d items stored; continue with jevlab eval %s --resume %s\n", r.Done, r.Total, orDash(shellQuote(r.SetPath)), r.ID)
+	}
+}
+
+func statusText(r *store.Run) string { return string(r.Status) }
+
+func fmtEstimate(e metrics.Estimate) string {
+	if !e.Defined() {
+		return "—"
+	}
+	s := fmt.Sprintf("%.3f", e.Value)
+	if e.HasInterval() {
+		s += fmt.Sprintf(" [%.3f, %.3f]", e.Lo, e.Hi)
+	}
+	return s
+}
+
+func orDash(s string) string {
+	if s == "" || s == "''" {
+		return "—"
+	}
+	return s
+}
+
+func sortedStrings(s []string) []string {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+	return s
+}
+
+// shortPath shows a dataset path by its last two elements.
+func shortPath(p string) string {
+	if p == "" {
+		return "—"
+	}
+	dir := filepath.Base(filepath.Dir(p))
+	if dir == "." || dir == "/" {
+		return filepath.Base(p)
+	}
+	return filepath.Join(dir, filepath.Base(p))
+}
