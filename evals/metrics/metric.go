@@ -481,3 +481,33 @@ func wcorr(x, y, w []float64) float64 {
 	}
 	return sxy / math.Sqrt(sxx*syy)
 }
+
+// EvalAll evaluates ms under w (nil = every item once) into out, sharing
+// one pass over the items for every metric that is a weighted sum.
+func (d *Data) EvalAll(ms []Metric, w []float64, out []float64) {
+	w = d.weights(w)
+	var t, acc, brier, nll float64
+	for i, wi := range w {
+		if wi == 0 {
+			continue
+		}
+		t += wi
+		acc += wi * d.Correct[i]
+		brier += wi * d.Brier[i]
+		nll += wi * d.NLL[i]
+	}
+	for j, m := range ms {
+		switch {
+		case t == 0:
+			out[j] = math.NaN()
+		case m == MAccuracy:
+			out[j] = acc / t
+		case m == MBrier:
+			out[j] = brier / t
+		case m == MLogLoss:
+			out[j] = nll / t
+		default:
+			out[j] = d.Eval(m, w)
+		}
+	}
+}

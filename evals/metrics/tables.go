@@ -357,8 +357,16 @@ func noise(q *provider.Question, obs []Obs, d *Data, opt Options) Noise {
 	return noiseFloor(nz, d, opt)
 }
 
+// RepeatNoise measures the repeat-to-repeat noise of q's observations:
+// items with two or more answered repeats, how many changed decision, and
+// the mean total-variation distance between repeats (no ECE floor).
+func RepeatNoise(q *provider.Question, obs []Obs, threshold float64) Noise {
+	opt := Options{Threshold: threshold, NoiseFloorDraws: -1}.WithDefaults()
+	return noise(q, obs, nil, opt)
+}
+
 func noiseFloor(nz Noise, d *Data, opt Options) Noise {
-	if opt.NoiseFloorDraws > 0 && d.N > 0 {
+	if opt.NoiseFloorDraws > 0 && d != nil && d.N > 0 {
 		nz.FloorDraws = opt.NoiseFloorDraws
 		nz.ECEFloorMean, nz.ECEFloorP95 = d.ECEFloor(opt.NoiseFloorDraws, opt.Seed)
 	}

@@ -1,0 +1,50 @@
+// Package compare compares two runs over the same dataset items, paired by
+// item id: per-question metric deltas with paired bootstrap intervals, exact
+// McNemar on correctness with Holm's correction across questions, flipped
+// items, label-free drift, the noise measured from repeats, and a verdict.
+package compare
+
+import (
+	"github.com/jevlab/jevlab/evals/metrics"
+	"github.com/jevlab/jevlab/provider"
+	"github.com/jevlab/jevlab/store"
+)
+
+// RunData is one run as the comparison needs it: its questions (in set
+// order) and, per question id, its observations (every repeat).
+type RunData struct {
+	ID        string
+	Name      string
+	Model     string // requested or resolved model, for display
+	Questions provider.Questions
+	// Obs holds each question's observations; Label is the index in that
+	// run's question (options/levels), as store and dataset write it.
+	Obs map[string][]metrics.Obs
+	// Thresholds are per-question noul thresholds (default 0.5).
+	Thresholds map[string]float64
+}
+
+// FromItemAnswers builds RunData from a run's stored answers
+// (store.RunAnswers), in their order.
+func FromItemAnswers(id string, qs provider.Questions, answers []store.ItemAnswer) RunData {
+	rd := RunData{ID: id, Questions: qs, Obs: map[string][]metrics.Obs{}}
+	for i := range answers {
+		a := &answers[i]
+		o := metrics.Obs{ItemID: a.ItemID, Answer: a.Answer, ErrKind: a.ErrKind, LatencyMS: a.LatencyMS, Repeat: a.Repeat}
+		if a.Answer == nil && o.ErrKind == "" {
+			o.ErrKind = "unknown"
+		}
+		if a.Label != nil {
+			o.Label, o.HasLabel = *a.Label, true
+		}
+		rd.Obs[a.QuestionID] = append(rd.Obs[a.QuestionID], o)
+	}
+	return rd
+}
+
+func (r *RunData) threshold(qid string) float64 {
+	if t, ok := r.Thresholds[qid]; ok && t > 0 {
+		return t
+	}
+	return metrics.DefaultThreshold
+}
