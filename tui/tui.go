@@ -432,19 +432,18 @@ func (m *Model) statusLine(w int) string {
 		parts = append(parts, fmt.Sprintf("%d tok", e.tokens))
 		parts = append(parts, fmt.Sprintf("$%.6f", e.costUSD))
 	}
-	left := " " + strings.Join(parts, st.Faint.Render(" · "))
+	left := " "
 	if e.flash != "" {
-		f := e.flash
 		if e.flashBad {
-			f = st.Bad.Render(f)
+			left += st.Bad.Render(e.flash)
 		} else {
-			f = st.Good.Render(f)
+			left += st.Good.Render(e.flash)
 		}
 		if len(parts) > 0 {
 			left += st.Faint.Render("  │  ")
 		}
-		left += f
 	}
+	left += strings.Join(parts, st.Faint.Render(" · "))
 	return ansi.Truncate(left, w, "…")
 }
 

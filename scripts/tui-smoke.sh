@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# tui-smoke.sh BIN — drive the built workbench in a real terminal (tmux) at
+# 80×24 and assert on what the screen shows: open an answer, edit an option,
+# run, save, quit. Exits non-zero with the screen dump on failure; always
+# removes its tmux session and temporary files.
+set -euo pipefail
+
+BIN=${1:?usage: tui-smoke.sh BIN}
+BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+command -v tmux >/dev/null || { echo "tui-smoke: tmux not installed" >&2; exit 2; }
+
+TMP=$(mktemp -d)
+SESSION="jevlab-smoke-$$"
+SOCK="$TMP/tmux.sock"
+T() { tmux -S "$SOCK" "$@"; }
+cleanup() {
+	T kill-server >/dev/null 2>&1 || true
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+mkdir -p "$TMP/home" "$TMP/data" "$TMP/work"
+cp "$ROOT"/fixtures/demo-triage/* "$TMP/work/"
+SET="$TMP/work/questions.yaml"
+
+screen() { T capture-pane -p -t "$SESSION"; }
+fail() {
+	echo "tui-smoke: FAIL: $*" >&2
+	echo "----- screen -----" >&2
+	screen >&2 || true
+	echo "------------------" >&2
+	exit 1
+}
+# expect TEXT [SECONDS]: wait until the screen shows TEXT.
+expect() {
+	local text=$1 secs=${2:-10} i
+	for ((i = 0; i < secs * 10; i++)); do
+		if screen | grep -qF -- "$text"; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	fail "screen never showed: $text"
+}
+keys() { T send-keys -t "$SESSION" "$@"; }
+
+T -f /dev/null new-session -d -s "$SESSION" -x 80 -y 24 \
+	"cd '$TMP/work' && env HOME='$TMP/home' XDG_DATA_HOME='$TMP/data' TYPESAFE_API_KEY= NO_COLOR=1 TERM=xterm-256color '$BIN' --offline '$SET'; echo \"EXITED \$?\"; sleep 30"
+
+# The first frame, then the recorded answers for the working state.
+expect "demo-triage"
+expect "offline"
+expect "3 answered"
+
+# Open an answer: focus the chart pane of the first question (a noul gauge).
+keys Tab
+expect "▌Answer"
+expect "P(true)"
+keys Escape
+
+# Edit an option: the queue question's first option, renamed.
+keys Down
+expect "queue"
+keys e
+expect "Edit queue"
+keys Down Down
+keys n
+keys C-u
+keys -l "payments"
+keys Enter
+expect "payments:"
+expect "● unsaved"
+
+# Run: the edited question has no recording offline, the others still answer.
+keys r
+expect "failed"
+expect "no recorded answer"
+
+# Save: the file on disk has the edit and the marker goes away.
+keys C-s
+expect "saved questions.yaml"
+grep -q "payments:" "$SET" || fail "saved file lacks the renamed option"
+if screen | grep -qF "● unsaved"; then fail "still marked unsaved after saving"; fi
+
+# Quit.
+keys Escape
+keys q
+expect "EXITED 0"
+if "$BIN" --help 2>/dev/null | grep -qE "^  lint( |$)"; then
+	"$BIN" lint "$SET" >/dev/null 2>&1 || { "$BIN" lint "$SET" >&2 || true; fail "jevlab lint rejects the saved file"; }
+fi
+echo "tui-smoke: ok (open answer, edit option, run, save, quit at 80x24)"
