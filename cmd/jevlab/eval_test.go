@@ -1,0 +1,350 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jevlab/jevlab/internal/testutil"
+	"github.com/jevlab/jevlab/provider/standin"
+	"github.com/jevlab/jevlab/store"
+)
+
+// evalRun runs jevlab in-process with args and returns the exit code,
+// stdout and stderr.
+func evalRun(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	out, err := os.Create(filepath.Join(dir, "stdout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errf, err := os.Create(filepath.Join(dir, "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := run(args, nil, out, errf)
+	out.Close()
+	errf.Close()
+	o, _ := os.ReadFile(out.Name())
+	e, _ := os.ReadFile(errf.Name())
+	return code, string(o), string(e)
+}
+
+// isolate keeps a test away from the caller's key, server and database.
+func isolate(t *testing.T) {
+	t.Setenv("TYPESAFE_API_KEY", "")
+	t.Setenv("TYPESAFE_BASE_URL", "")
+	t.Setenv("JEVLAB_DB", "")
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+}
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// jevlabBinary builds cmd/jevlab once per test binary.
+func jevlabBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "jevlab-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "jevlab")
+		cmd := exec.Command("go", "build", "-o", binPath, ".")
+		cmd.Dir = filepath.Join(testutil.RepoRoot(t), "cmd", "jevlab")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+func TestEvalBanking77Offline(t *testing.T) {
+	isolate(t)
+	db := filepath.Join(t.TempDir(), "b77.db")
+	set := filepath.Join(testutil.RepoRoot(t), "fixtures", "banking77", "questions.yaml")
+	code, out, errOut := evalRun(t, "eval", "--offline", "--db", db, set)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	// 389/500 = 0.778 per ../shared/testdata/banking77/README.md.
+	for _, want := range []string{"done  500/500 items  0 errors", "jev-latest → jev-1.13.0", "0.778 [", "(389/500)", "offline"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// runs and show read the same run back.
+	code, out, _ = evalRun(t, "runs", "--db", db, "--json")
+	var runs []store.Run
+	if code != 0 || json.Unmarshal([]byte(out), &runs) != nil || len(runs) != 1 || runs[0].Done != 500 || runs[0].Status != store.StatusDone {
+		t.Fatalf("runs --json: exit %d %s", code, out)
+	}
+	code, out, _ = evalRun(t, "show", "--db", db, "latest", "--json")
+	var shown struct {
+		Run       store.Run `json:"run"`
+		Questions []struct {
+			ID       string `json:"question"`
+			N        int    `json:"n"`
+			Accuracy struct {
+				Value float64 `json:"value"`
+			} `json:"accuracy"`
+		} `json:"questions"`
+	}
+	if err := json.Unmarshal([]byte(out), &shown); code != 0 || err != nil {
+		t.Fatalf("show --json: exit %d %v\n%s", code, err, out)
+	}
+	if shown.Run.ID != runs[0].ID || len(shown.Questions) != 1 || shown.Questions[0].N != 500 || shown.Questions[0].Accuracy.Value != 0.778 {
+		t.Errorf("show = %+v", shown)
+	}
+	code, out, _ = evalRun(t, "runs", "--db", db)
+	if code != 0 || !strings.Contains(out, runs[0].ID) || !strings.Contains(out, "banking77/dataset.jsonl") || !strings.Contains(out, "jev-1.13.0") {
+		t.Errorf("runs: exit %d\n%s", code, out)
+	}
+	code, out, _ = evalRun(t, "show", "--db", db, runs[0].ID[:14])
+	if code != 0 || !strings.Contains(out, "(389/500)") {
+		t.Errorf("show by prefix: exit %d\n%s", code, out)
+	}
+}
+
+func TestEvalUsageErrors(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "x.db")
+	set := filepath.Join(testutil.RepoRoot(t), "fixtures", "banking77", "questions.yaml")
+	bad := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(bad, []byte(`{"id":"1","state":"hi","labels":{"intent":"no_such_intent"}}`+"\n"), 0o600)
+	noData := filepath.Join(dir, "nodata.yaml")
+	os.WriteFile(noData, []byte("name: x\nquestions:\n  q:\n    type: noul\n    instructions: Is it?\n"), 0o600)
+	tests := []struct {
+		name string
+		args []string
+		code int
+		has  string
+	}{
+		{"no dataset", []string{"eval", "--db", db, noData}, 2, "--data"},
+		{"bad label", []string{"eval", "--db", db, "--offline", "--data", bad, set}, 2, "no_such_intent"},
+		{"repeat 0", []string{"eval", "--db", db, "--repeat", "0", set}, 2, "--repeat"},
+		{"unknown run", []string{"show", "--db", db, "r-none"}, 2, "no run"},
+		{"resume unknown", []string{"eval", "--db", db, "--offline", "--resume", "r-none", set}, 2, "no run"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := evalRun(t, tt.args...)
+			if code != tt.code || !strings.Contains(errOut, tt.has) {
+				t.Errorf("exit %d (want %d), stderr %q lacks %q; stdout %s", code, tt.code, errOut, tt.has, out)
+			}
+		})
+	}
+}
+
+func TestEvalDryRun(t *testing.T) {
+	isolate(t)
+	db := filepath.Join(t.TempDir(), "x.db")
+	set := filepath.Join(testutil.RepoRoot(t), "fixtures", "banking77", "questions.yaml")
+	code, out, errOut := evalRun(t, "eval", "--db", db, "--dry-run", "--repeat", "2", "--max-cost", "0.01", set)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	// 3,413,740 request bytes (the 500 recorded requests re-serialised
+	// compactly with Python's json.dumps and summed) / 4 × 2 repeats =
+	// 1,706,870 tokens × $0.042/M = $0.0717.
+	for _, want := range []string{"500 items × 2 repeat = 1000 requests", "3,413,740 bytes", "~1,706,870", "~$0.0717", "ABOVE the cap", "approximate"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := os.Stat(db); err == nil {
+		if d, err := store.Open(db); err == nil {
+			rs, _ := d.Runs(context.Background(), store.RunFilter{})
+			d.Close()
+			if len(rs) != 0 {
+				t.Errorf("dry run stored %d runs", len(rs))
+			}
+		}
+	}
+}
+
+// writeGenerated writes a 3-question set and an n-item labelled dataset.
+func writeGenerated(t *testing.T, dir string, n int) (setPath, dataPath string) {
+	t.Helper()
+	setPath = filepath.Join(dir, "triage.yaml")
+	os.WriteFile(setPath, []byte(`name: triage
+questions:
+  team:
+    type: choice
+    instructions: Which team should handle this ticket?
+    criteria:
+      billing: charges, refunds, invoices
+      orders: delivery and order status
+      account: login and profile
+  urgent:
+    type: noul
+    instructions: Does this need attention today?
+  anger:
+    type: score
+    instructions: How upset is the customer?
+    criteria: [calm, annoyed, furious]
+`), 0o600)
+	words := []string{"charged", "twice", "refund", "delivery", "late", "login", "password", "invoice", "order", "angry", "today", "urgent"}
+	teams := []string{"billing", "orders", "account"}
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		text := fmt.Sprintf("ticket %d: %s %s %s", i, words[i%len(words)], words[(i*7)%len(words)], words[(i*5+3)%len(words)])
+		fmt.Fprintf(&b, `{"id":"t%05d","state":%q,"labels":{"team":%q}}`+"\n", i, text, teams[i%3])
+	}
+	dataPath = filepath.Join(dir, "tickets.jsonl")
+	os.WriteFile(dataPath, []byte(b.String()), 0o600)
+	return setPath, dataPath
+}
+
+// storedAnswers maps "item/question/repeat" to a comparable rendering of
+// the stored answer, failing on a duplicate.
+func storedAnswers(t *testing.T, dbPath, runID string) (map[string]string, map[string]int) {
+	t.Helper()
+	db, err := store.Open(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	out := map[string]string{}
+	perQ := map[string]int{}
+	err = db.ForEachAnswer(context.Background(), runID, func(a *store.ItemAnswer) error {
+		k := fmt.Sprintf("%s/%s/%d", a.ItemID, a.QuestionID, a.Repeat)
+		if _, dup := out[k]; dup {
+			t.Errorf("duplicate answer %s", k)
+		}
+		if a.Answer == nil {
+			out[k] = "error " + a.ErrKind
+		} else {
+			out[k] = fmt.Sprintf("%s %v %v %v", a.Decided, a.Answer.P, a.Answer.Probs, a.Answer.Confidence)
+		}
+		perQ[a.QuestionID]++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, perQ
+}
+
+// TestEvalResumeAfterSIGKILL kills a real jevlab eval process partway
+// through 2,000 items, resumes it, and checks the result equals an
+// uninterrupted run: 2,000 answers per question, no duplicates.
+func TestEvalResumeAfterSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := jevlabBinary(t)
+	srv, err := standin.New(standin.Config{Synthetic: true, APIKey: "fake-key-for-tests", Seed: 3,
+		Faults: standin.Faults{Latency: 4 * time.Millisecond, LatencyJitter: time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	defer srv.Close()
+	dir := t.TempDir()
+	setPath, dataPath := writeGenerated(t, dir, 2000)
+	env := append(os.Environ(), "TYPESAFE_API_KEY=fake-key-for-tests", "TYPESAFE_BASE_URL=", "JEVLAB_DB=", "XDG_DATA_HOME="+dir)
+	args := func(db string, extra ...string) []string {
+		return append([]string{"eval", setPath, "--data", dataPath, "--base-url", hs.URL, "--db", db, "--rps", "0", "--concurrency", "4"}, extra...)
+	}
+
+	killedDB := filepath.Join(dir, "killed.db")
+	cmd := exec.Command(bin, args(killedDB, "--name", "killed")...)
+	cmd.Env = env
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var runID string
+	var atKill int
+	deadline := time.Now().Add(60 * time.Second)
+	for runID == "" && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		db, err := store.Open(killedDB)
+		if err != nil {
+			continue
+		}
+		rs, err := db.Runs(context.Background(), store.RunFilter{})
+		db.Close()
+		if err == nil && len(rs) == 1 && rs[0].Done >= 300 {
+			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			runID, atKill = rs[0].ID, rs[0].Done
+		}
+	}
+	cmd.Wait()
+	if runID == "" {
+		t.Fatalf("the run never stored 300 items; stderr:\n%s", stderr.String())
+	}
+	d, _ := store.Open(killedDB)
+	r, _ := d.Run(context.Background(), runID)
+	d.Close()
+	if r.Status != store.StatusRunning || r.Done >= 2000 {
+		t.Fatalf("killed run: status %s done %d; the kill came too late to test resume", r.Status, r.Done)
+	}
+	t.Logf("killed at %d stored items (DB then held %d)", atKill, r.Done)
+
+	resume := exec.Command(bin, args(killedDB, "--resume", runID)...)
+	resume.Env = env
+	out, err := resume.CombinedOutput()
+	if err != nil {
+		t.Fatalf("resume: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "done  2000/2000 items  0 errors") {
+		t.Errorf("resume output:\n%s", out)
+	}
+
+	fullDB := filepath.Join(dir, "full.db")
+	full := exec.Command(bin, args(fullDB)...)
+	full.Env = env
+	if out, err := full.CombinedOutput(); err != nil {
+		t.Fatalf("uninterrupted run: %v\n%s", err, out)
+	}
+	d, _ = store.Open(fullDB)
+	rs, _ := d.Runs(context.Background(), store.RunFilter{})
+	d.Close()
+
+	got, perQ := storedAnswers(t, killedDB, runID)
+	want, _ := storedAnswers(t, fullDB, rs[0].ID)
+	for _, q := range []string{"team", "urgent", "anger"} {
+		if perQ[q] != 2000 {
+			t.Errorf("question %s: %d answers, want exactly 2000", q, perQ[q])
+		}
+	}
+	if len(got) != 6000 || len(want) != 6000 {
+		t.Fatalf("answers: resumed %d, uninterrupted %d; want 6000", len(got), len(want))
+	}
+	diff := 0
+	for k, v := range want {
+		if got[k] != v {
+			if diff < 3 {
+				t.Errorf("%s: resumed %q, uninterrupted %q", k, got[k], v)
+			}
+			diff++
+		}
+	}
+	if diff > 0 {
+		t.Errorf("%d answers differ", diff)
+	}
+}
