@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/jevlab/jevlab/provider"
 	yaml "go.yaml.in/yaml/v3"
@@ -218,7 +219,11 @@ func (p *parser) validate(s *Set) {
 			if errors.As(qe.Err, &fe) {
 				field, msg = fe.Field, fe.Msg
 			}
-			p.errAt(p.locate(qe.ID, field), qe.ID, field, msg)
+			n := p.locate(qe.ID, field)
+			if label, ok := strings.CutPrefix(field, "criteria."); ok && needsQuote(label) {
+				field = "criteria." + strconv.Quote(label)
+			}
+			p.errAt(n, qe.ID, field, msg)
 		case errors.As(prob, &fe):
 			n := p.root
 			if kv, ok := p.top[fe.Field]; ok {
@@ -241,6 +246,9 @@ func (p *parser) locate(id, field string) *yaml.Node {
 		return qp.key
 	}
 	if kv, ok := qp.fields[field]; ok {
+		if field == "criteria" {
+			return kv[0] // "has 1 option(s)" is about the field as a whole
+		}
 		return kv[1]
 	}
 	if label, ok := strings.CutPrefix(field, "criteria."); ok {
@@ -279,6 +287,10 @@ func (p *parser) questions(s *Set, n *yaml.Node) {
 	}
 	pairs, err := mappingPairs(n, 1)
 	if err != nil {
+		var pe *posError
+		if errors.As(err, &pe) && strings.HasPrefix(pe.msg, "duplicate key ") {
+			pe.msg = "duplicate question id " + strings.TrimPrefix(pe.msg, "duplicate key ")
+		}
 		p.posErr(err, n, "", "questions")
 		return
 	}
@@ -687,4 +699,18 @@ func levenshtein(a, b string) int {
 // formatFloat spells x the shortest way that round-trips.
 func formatFloat(x float64) string {
 	return strconv.FormatFloat(x, 'g', -1, 64)
+}
+
+// needsQuote reports whether a label must be quoted to be readable in a
+// field path.
+func needsQuote(label string) bool {
+	if label == "" {
+		return true
+	}
+	for _, r := range label {
+		if r == ' ' || r == '.' || r == '"' || unicode.IsSpace(r) || unicode.IsControl(r) {
+			return true
+		}
+	}
+	return false
 }

@@ -410,3 +410,20 @@ func (s *Set) gateOrder() []string {
 	sort.Strings(rest)
 	return append(out, rest...)
 }
+
+// New returns an empty set named name, to be filled by the edit helpers
+// and saved with the deterministic emitter.
+func New(name string) *Set { return &Set{Name: name} }
+
+// FromRequest returns a set holding a wire request's model, state and
+// questions (copied).
+func FromRequest(req *provider.Request) *Set {
+	s := &Set{Model: req.Model, State: cloneRaw(req.State)}
+	for _, e := range req.Questions {
+		s.Questions = append(s.Questions, provider.QuestionEntry{ID: e.ID, Question: cloneQuestion(e.Question)})
+	}
+	return s
+}
+
+// IsJSON reports whether the set was loaded from JSON (and saves as JSON).
+func (s *Set) IsJSON() bool { return s.isJSON }
