@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -52,7 +53,6 @@ func testSet(t testing.TB) *questionset.Set {
 
 // wideSet has n choice questions (the throughput benchmark uses 8).
 func wideSet(t testing.TB, n int) *questionset.Set {
-	t.Helper()
 	var b strings.Builder
 	b.WriteString("name: wide\nquestions:\n")
 	for i := 0; i < n; i++ {
@@ -60,10 +60,13 @@ func wideSet(t testing.TB, n int) *questionset.Set {
 	}
 	s, err := questionset.Parse("wide.yaml", []byte(b.String()))
 	if err != nil {
-		t.Fatal(err)
+		panic(err)
 	}
 	return s
 }
+
+// newLoopbackServer serves h on 127.0.0.1.
+func newLoopbackServer(h http.Handler) *httptest.Server { return httptest.NewServer(h) }
 
 var words = []string{"charged", "twice", "refund", "delivery", "late", "login", "password", "invoice", "order", "angry", "today", "urgent"}
 

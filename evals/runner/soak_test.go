@@ -1,0 +1,145 @@
+package runner
+
+import (
+	"context"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jevlab/jevlab/provider"
+	"github.com/jevlab/jevlab/provider/standin"
+	"github.com/jevlab/jevlab/provider/systemone"
+	"github.com/jevlab/jevlab/store"
+)
+
+// throttle answers a share of requests 429 with Retry-After before they
+// reach the stand-in, counting them.
+type throttle struct {
+	next   http.Handler
+	rate   float64
+	mu     sync.Mutex
+	rng    *rand.Rand
+	count  atomic.Int64
+	passed atomic.Int64
+}
+
+func (th *throttle) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	th.mu.Lock()
+	hit := th.rng.Float64() < th.rate
+	th.mu.Unlock()
+	if hit && r.Method == http.MethodPost {
+		th.count.Add(1)
+		w.Header().Set("Retry-After", "1")
+		w.Header().Set("retry-after-ms", "10")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusTooManyRequests)
+		w.Write([]byte(`{"detail":"Rate limit exceeded"}`))
+		return
+	}
+	th.passed.Add(1)
+	th.next.ServeHTTP(w, r)
+}
+
+// TestFaultSoak runs 5,000 items against a stand-in injecting 10% 429 with
+// Retry-After, 5% 5xx, 2% timeouts and 1% malformed bodies: every item must
+// end answered or with a classified error after retries, none lost or
+// duplicated, and the counts must reconcile with the server's.
+func TestFaultSoak(t *testing.T) {
+	if testing.Short() {
+		t.Skip("soak")
+	}
+	const n = 5000
+	srv, err := standin.New(standin.Config{Synthetic: true, APIKey: "test-key-not-real", Seed: 11,
+		Faults: standin.Faults{FailRate: 0.05, TimeoutRate: 0.02, MalformedRate: 0.01}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := &throttle{next: srv, rate: 0.10, rng: rand.New(rand.NewPCG(5, 6))}
+	hs := httptest.NewServer(th)
+	defer hs.Close()
+	defer srv.Close()
+	c, err := systemone.New(systemone.Config{BaseURL: hs.URL, APIKey: "test-key-not-real", Concurrency: 32,
+		Timeout: 300 * time.Millisecond, RetryBudget: 10 * time.Second, MaxRetries: 4,
+		BackoffBase: 5 * time.Millisecond, BackoffMax: 40 * time.Millisecond, MaxRetryAfter: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	db := openDB(t)
+	set := testSet(t)
+	start := time.Now()
+	id, err := Run(context.Background(), Config{Set: set, Items: genItems(n), Provider: c, DB: db, Concurrency: 32}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	elapsed := time.Since(start)
+	ctx := context.Background()
+	r, _ := db.Run(ctx, id)
+	kinds := map[string]int{}
+	items := map[string]bool{}
+	answered := 0
+	err = db.ForEachItemResult(ctx, id, func(it *store.ItemResult) error {
+		if items[it.ItemID] {
+			t.Errorf("item %s stored twice", it.ItemID)
+		}
+		items[it.ItemID] = true
+		if it.ErrKind == "" {
+			answered++
+		} else {
+			kinds[it.ErrKind]++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	answers := map[string]int{}
+	db.ForEachAnswer(ctx, id, func(a *store.ItemAnswer) error {
+		if a.Answer != nil {
+			answers[a.QuestionID]++
+		}
+		return nil
+	})
+	st := srv.Stats()
+	t.Logf("%d items in %s: %d answered, errors %v; 429s %d; stand-in %+v", n, elapsed.Round(time.Millisecond), answered, kinds, th.count.Load(), st)
+	if len(items) != n || r.Done != n || r.Status != store.StatusDone {
+		t.Fatalf("stored %d distinct items, run done %d status %s; want %d", len(items), r.Done, r.Status, n)
+	}
+	errs := 0
+	for k, v := range kinds {
+		switch provider.ErrorKind(k) {
+		case provider.KindRateLimited, provider.KindUnavailable, provider.KindTimeout, provider.KindMalformed:
+		default:
+			t.Errorf("%d items failed with unclassified kind %q", v, k)
+		}
+		errs += v
+	}
+	if answered+errs != n || r.Errors != errs {
+		t.Errorf("answered %d + errors %d != %d (run says %d errors)", answered, errs, n, r.Errors)
+	}
+	for _, q := range []string{"team", "urgent", "anger"} {
+		if answers[q] != answered {
+			t.Errorf("question %s: %d answers, want %d (one per answered item)", q, answers[q], answered)
+		}
+	}
+	// A malformed body is not retried, so each one is exactly one failed item.
+	if int64(kinds["malformed"]) != st.Malformed {
+		t.Errorf("malformed items %d, stand-in sent %d malformed bodies", kinds["malformed"], st.Malformed)
+	}
+	// Every well-formed 200 answered exactly one item.
+	if int64(answered) != st.OK {
+		t.Errorf("answered %d items, stand-in sent %d good answers", answered, st.OK)
+	}
+	if th.count.Load() < 300 || st.Unavailable < 150 || st.Timeout < 50 {
+		t.Errorf("faults injected: 429 %d, 5xx %d, timeouts %d; too few to have tested retries", th.count.Load(), st.Unavailable, st.Timeout)
+	}
+	// Retries recovered most transient failures: only malformed bodies and
+	// a handful of 5-attempt failure streaks remain.
+	if transient := errs - kinds["malformed"]; transient > 20 {
+		t.Errorf("%d items failed on transient errors after retries; retries are not working", transient)
+	}
+}
