@@ -348,3 +348,67 @@ func TestEvalResumeAfterSIGKILL(t *testing.T) {
 		t.Errorf("%d answers differ", diff)
 	}
 }
+
+// TestEvalSIGINTMarksInterrupted sends Ctrl-C (SIGINT) to a real eval: it
+// must keep what finished, mark the run interrupted, say how to resume and
+// exit 1.
+func TestEvalSIGINTMarksInterrupted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := jevlabBinary(t)
+	srv, err := standin.New(standin.Config{Synthetic: true, Faults: standin.Faults{Latency: 20 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	defer srv.Close()
+	dir := t.TempDir()
+	setPath, dataPath := writeGenerated(t, dir, 2000)
+	dbPath := filepath.Join(dir, "int.db")
+	cmd := exec.Command(bin, "eval", setPath, "--data", dataPath, "--base-url", hs.URL, "--db", dbPath, "--rps", "0", "--concurrency", "2")
+	cmd.Env = append(os.Environ(), "TYPESAFE_API_KEY=", "XDG_DATA_HOME="+dir)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sent := false
+	for deadline := time.Now().Add(30 * time.Second); !sent && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		db, err := store.Open(dbPath)
+		if err != nil {
+			continue
+		}
+		rs, _ := db.Runs(context.Background(), store.RunFilter{})
+		db.Close()
+		if len(rs) == 1 && rs[0].Done >= 20 {
+			cmd.Process.Signal(os.Interrupt)
+			sent = true
+		}
+	}
+	err = cmd.Wait()
+	if !sent {
+		t.Fatalf("never interrupted; stderr:\n%s", stderr.String())
+	}
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 1 {
+		t.Fatalf("exit = %v, want 1\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	db, _ := store.Open(dbPath)
+	defer db.Close()
+	r, err := db.ResolveRun(context.Background(), "latest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != store.StatusInterrupted || r.Done < 20 || r.Done >= 2000 {
+		t.Errorf("run after SIGINT: status %s done %d", r.Status, r.Done)
+	}
+	if !strings.Contains(stderr.String(), "resume with: jevlab eval "+setPath+" --resume "+r.ID) {
+		t.Errorf("stderr lacks the resume command:\n%s", stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "interrupted") || !strings.Contains(stdout.String(), fmt.Sprintf("%d/2000 items", r.Done)) {
+		t.Errorf("summary:\n%s", stdout.String())
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -66,7 +67,7 @@ compare and eval --resume.`,
 					n += fmt.Sprintf(" (%d err)", r.Errors)
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t$%.4f\n", r.ID, orDash(r.Name), r.StartedAt.Local().Format("2006-01-02 15:04"),
-					r.SetName, shortPath(r.DatasetPath), model, n, r.Status, r.CostUSD)
+					r.SetName, shortPath(r.DatasetPath), model, n, shortStatus(r), r.CostUSD)
 			}
 			return tw.Flush()
 		},
@@ -77,4 +78,13 @@ compare and eval --resume.`,
 	cmd.Flags().StringVar(&status, "status", "", "only runs with this status: running, done, interrupted, failed")
 	cmd.Flags().IntVar(&f.Limit, "limit", 0, "show at most N runs")
 	return cmd
+}
+
+// shortStatus is the status column: "running?" when the run looks
+// abandoned (see statusText).
+func shortStatus(r *store.Run) string {
+	if r.Status == store.StatusRunning && time.Since(r.UpdatedAt) > staleAfter {
+		return "running?"
+	}
+	return string(r.Status)
 }

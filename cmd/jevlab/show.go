@@ -172,12 +172,29 @@ func renderRunReport(w io.Writer, rep *runReport) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", q.ID, q.Type, q.N, q.Answered, acc, fmtEstimate(q.ECE), fmtEstimate(q.Brier), errText)
 	}
 	tw.Flush()
+	misses := 0
+	for _, q := range rep.Questions {
+		misses = max(misses, q.Errors["cache_miss"])
+	}
+	if misses > 0 {
+		fmt.Fprintf(w, "\n%d items have no recorded answer: run again without --offline (with an API key) to record them\n", misses)
+	}
 	if r.Status == store.StatusInterrupted || r.Status == store.StatusRunning {
 		fmt.Fprintf(w, "\nnot finished: %d of %d items stored; continue with jevlab eval %s --resume %s\n", r.Done, r.Total, orDash(shellQuote(r.SetPath)), r.ID)
 	}
 }
 
-func statusText(r *store.Run) string { return string(r.Status) }
+// staleAfter is how long a running run may go without storing an item
+// before it is shown as probably dead (killed without a chance to mark it).
+const staleAfter = 10 * time.Minute
+
+// statusText is the run's status, "running?" when it looks abandoned.
+func statusText(r *store.Run) string {
+	if r.Status == store.StatusRunning && time.Since(r.UpdatedAt) > staleAfter {
+		return "running? (no progress since " + r.UpdatedAt.Local().Format("2006-01-02 15:04") + "; killed? resume it)"
+	}
+	return string(r.Status)
+}
 
 func fmtEstimate(e metrics.Estimate) string {
 	if !e.Defined() {
