@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,7 +18,9 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
+	"github.com/jevlab/jevlab/evals/dataset"
 	"github.com/jevlab/jevlab/evals/questionset"
+	examples "github.com/jevlab/jevlab/fixtures"
 	"github.com/jevlab/jevlab/internal/testutil"
 	"github.com/jevlab/jevlab/provider"
 	"github.com/jevlab/jevlab/provider/fixtures"
@@ -225,3 +228,41 @@ func keys(s string) []tea.Msg {
 }
 
 func press(t tea.KeyType) tea.Msg { return tea.KeyMsg{Type: t} }
+
+// demoTriage opens the shipped demo-triage example the way `jevlab` opens
+// the default one: embedded set, dataset and recordings, offline.
+func demoTriage(t testing.TB) Options {
+	t.Helper()
+	set, err := examples.LoadSet(examples.DemoTriageSet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths, err := examples.FixturePaths(examples.DemoTriageSet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readers := map[string]func() (io.ReadCloser, error){}
+	for _, p := range paths {
+		readers[p] = func() (io.ReadCloser, error) { return examples.FS.Open(p) }
+	}
+	c, err := fixtures.NewCache(fixtures.CacheConfig{Readers: readers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := testOptions(set, c, "offline")
+	name := path.Join(examples.Dir(examples.DemoTriageSet), set.Dataset)
+	opt.Dataset = func(ctx context.Context) ([]dataset.Item, error) {
+		f, err := examples.FS.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		var items []dataset.Item
+		err = dataset.Parse(name, f, dataset.Options{}, set, func(it dataset.Item) error {
+			items = append(items, it)
+			return nil
+		})
+		return items, err
+	}
+	return opt
+}

@@ -3,34 +3,48 @@ package tui
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"testing"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/jevlab/jevlab/store"
 )
 
 func fmtType(v any) string { return fmt.Sprintf("%T", v) }
 
 func TestRenderPeek(t *testing.T) {
-	set := triageSet(t)
-	m, err := New(context.Background(), Options{Set: set, Provider: &fakeProvider{}, Mode: "stand-in", Renderer: asciiRenderer()})
+	if testing.Short() || !testing.Verbose() {
+		t.Skip("peek only with -v")
+	}
+	opt := demoTriage(t)
+	db, err := store.Open(filepath.Join(t.TempDir(), "j.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	drive(m, tea.WindowSizeMsg{Width: 80, Height: 24})
-	t.Log("\n" + m.View())
-	drive(m, keys("r")...)
-	t.Log("\n" + m.View())
-	drive(m, keys("je")...)
-	drive(m, press(tea.KeyDown), press(tea.KeyDown))
-	drive(m, keys("a")...)
-	t.Log("\n" + m.View())
-	drive(m, keys("x")...)
-	drive(m, press(tea.KeyEnter))
-	drive(m, keys("r")...)
-	t.Log("\n" + m.View())
-	bs, bp := bankingSet(t)
-	m, _ = New(context.Background(), Options{Set: bs, Provider: bp, Mode: "offline", Renderer: asciiRenderer(), RunOnStart: true})
-	drive(m, tea.WindowSizeMsg{Width: 120, Height: 30})
-	runCmd(m, m.Init(), 0)
+	defer db.Close()
+	opt.DB = db
+	m, err := New(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := tea.NewProgram(m, tea.WithInput(nil), tea.WithOutput(discard{}), tea.WithoutRenderer())
+	go p.Run()
+	defer p.Kill()
+	p.Send(tea.WindowSizeMsg{Width: 100, Height: 40})
+	time.Sleep(300 * time.Millisecond)
+	for _, k := range keys("3r") {
+		p.Send(k)
+	}
+	time.Sleep(3 * time.Second)
+	p.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("]")})
+	time.Sleep(100 * time.Millisecond)
+	p.Quit()
+	time.Sleep(100 * time.Millisecond)
 	t.Log("\n" + m.View())
 }
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }

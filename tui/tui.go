@@ -25,6 +25,7 @@ import (
 	"github.com/jevlab/jevlab/evals/dataset"
 	"github.com/jevlab/jevlab/evals/questionset"
 	"github.com/jevlab/jevlab/provider"
+	"github.com/jevlab/jevlab/store"
 )
 
 // Options configure the workbench.
@@ -43,11 +44,9 @@ type Options struct {
 	Mode string
 	// Model overrides the set's requested model when not empty.
 	Model string
-	// Store holds runs for the evaluation, runs and compare screens; nil
+	// DB holds runs for the evaluation, runs and compare screens; nil
 	// leaves those screens explaining how to get one.
-	Store Store
-	// Evaluator starts evaluations; nil disables starting one.
-	Evaluator Evaluator
+	DB *store.DB
 	// Dataset loads the labelled items, asynchronously; nil when the set
 	// names no dataset.
 	Dataset func(ctx context.Context) ([]dataset.Item, error)
@@ -121,6 +120,7 @@ type env struct {
 	dirty bool
 	now   func() time.Time
 
+	items   []dataset.Item    // the dataset, once loaded
 	prov    provider.Provider // nil until connected
 	mode    string
 	connErr error

@@ -99,7 +99,7 @@ func (a *app) workbench(cmd *cobra.Command, args []string) error {
 		opt.Model = a.model
 	}
 	if db, err := a.db(); err == nil {
-		opt.Store = db
+		opt.DB = db
 	}
 	opt.Mouse = true
 	opt.Input = a.stdin
