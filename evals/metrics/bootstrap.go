@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 )
@@ -20,26 +21,34 @@ func NewRand(seed, stream uint64) *rand.Rand {
 }
 
 // Resampler draws bootstrap resamples of n items as integer weights (how
-// often each item was drawn), reusing one slice.
+// often each item was drawn), reusing one slice. It uses wyrand (seeded
+// from PCG) with Lemire's multiply-shift reduction: fast, reproducible for
+// a seed, with a bias below n/2⁶⁴.
 type Resampler struct {
-	rng *rand.Rand
-	w   []float64
+	state uint64
+	w     []float64
 }
 
 // NewResampler returns a resampler over n items for seed.
 func NewResampler(seed uint64, n int) *Resampler {
-	return &Resampler{rng: NewRand(seed, streamBootstrap), w: make([]float64, n)}
+	return &Resampler{state: NewRand(seed, streamBootstrap).Uint64(), w: make([]float64, n)}
 }
 
 // Next draws n items with replacement and returns their counts. The slice
 // is reused by the next call.
 func (r *Resampler) Next() []float64 {
-	clear(r.w)
-	n := len(r.w)
+	w := r.w
+	clear(w)
+	n := uint64(len(w))
+	st := r.state
 	for range n {
-		r.w[r.rng.IntN(n)]++
+		st += 0xa0761d6478bd642f
+		hi, lo := bits.Mul64(st, st^0xe7037ed1a0b428db)
+		j, _ := bits.Mul64(hi^lo, n)
+		w[j]++
 	}
-	return r.w
+	r.state = st
+	return w
 }
 
 // Percentile returns the q-quantile (0..1) of sorted by linear
@@ -78,8 +87,10 @@ func Interval(draws []float64) (lo, hi float64) {
 // with seed, returning one Estimate per metric. b <= 0 gives points only.
 func Bootstrap(d *Data, ms []Metric, b int, seed uint64) []Estimate {
 	out := make([]Estimate, len(ms))
-	for j, m := range ms {
-		out[j] = Point(d.Eval(m, nil))
+	vals := make([]float64, len(ms))
+	d.EvalAll(ms, nil, vals)
+	for j := range ms {
+		out[j] = Point(vals[j])
 	}
 	if b <= 0 || d.N == 0 {
 		return out
@@ -90,9 +101,9 @@ func Bootstrap(d *Data, ms []Metric, b int, seed uint64) []Estimate {
 	}
 	rs := NewResampler(seed, d.N)
 	for k := range b {
-		w := rs.Next()
-		for j, m := range ms {
-			draws[j][k] = d.Eval(m, w)
+		d.EvalAll(ms, rs.Next(), vals)
+		for j := range ms {
+			draws[j][k] = vals[j]
 		}
 	}
 	for j := range ms {

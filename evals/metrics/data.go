@@ -46,6 +46,17 @@ type Data struct {
 	scoreAsc []int32 // items by Score ascending (score only)
 	labelAsc []int32 // items by Label ascending
 
+	// Tie groups: cg[i] is item i's group among the distinct Conf values
+	// (cgVal ascending), sg[i] among the distinct Sel values (sgVal
+	// descending), scg[i] among the distinct scores (ascending).
+	cg, sg, scg  []int32
+	cgVal, sgVal []float64
+	scgN         int
+	// cg2sg maps a conf group to its sel group when every item of a conf
+	// group has the same Sel (choice, noul); nil otherwise (score).
+	cg2sg []int32
+	harm  []float64 // harm[k] = 1 + 1/2 + … + 1/k
+
 	ones []float64
 	// scratch reused across evaluations
 	sc scratch
@@ -59,6 +70,17 @@ type scratch struct {
 	tp, pred   []float64
 	sup        []float64
 	mat        []float64
+	// per tie group: weight and Σ obs (conf groups), weight and Σ errors
+	// (sel groups), weight (score groups)
+	cgW, cgO, cgC, sgW, sgE, scgW []float64
+	mbs, mbc, mbo                 []float64 // equal-mass bins
+	sum                           sums
+}
+
+// sums are the weighted totals of one pass over the items.
+type sums struct {
+	t, correct, brier, nll             float64
+	rps, abs, sq, within, exN, withinN float64
 }
 
 // decide returns the primary decision of a checked answer: the provider's
@@ -232,15 +254,54 @@ func Prepare(q *provider.Question, obs []Obs, opt Options) *Data {
 	if q.Type == provider.Score {
 		d.scoreAsc = orderBy(d.Score, false)
 	}
+	d.cg, d.cgVal = tieGroups(d.confAsc, d.Conf)
+	if q.Type == provider.Choice {
+		g := len(d.cgVal)
+		d.sgVal = make([]float64, g)
+		for i, v := range d.cgVal {
+			d.sgVal[g-1-i] = v
+		}
+		d.sg = make([]int32, n)
+		for i, c := range d.cg {
+			d.sg[i] = int32(g-1) - c
+		}
+	} else {
+		d.sg, d.sgVal = tieGroups(d.selDesc, d.Sel)
+	}
+	d.cg2sg = make([]int32, len(d.cgVal))
+	for i := range d.cg2sg {
+		d.cg2sg[i] = -1
+	}
+	for i, g := range d.cg {
+		if d.cg2sg[g] == -1 {
+			d.cg2sg[g] = d.sg[i]
+		} else if d.cg2sg[g] != d.sg[i] {
+			d.cg2sg = nil
+			break
+		}
+	}
+	if q.Type == provider.Score {
+		var sv []float64
+		d.scg, sv = tieGroups(d.scoreAsc, d.Score)
+		d.scgN = len(sv)
+	}
+	d.harm = make([]float64, n+1)
+	for k := 1; k <= n; k++ {
+		d.harm[k] = d.harm[k-1] + 1/float64(k)
+	}
 	b := opt.Bins
 	d.sc = scratch{
+		cgW: make([]float64, len(d.cgVal)), cgO: make([]float64, len(d.cgVal)), cgC: make([]float64, len(d.cgVal)),
+		sgW: make([]float64, len(d.sgVal)), sgE: make([]float64, len(d.sgVal)),
+		scgW: make([]float64, d.scgN),
+		mbs:  make([]float64, b), mbc: make([]float64, b), mbo: make([]float64, b),
 		bs: make([]float64, b), bc: make([]float64, b), bo: make([]float64, b),
 		edges: make([]float64, b+1),
 		tp:    make([]float64, k), pred: make([]float64, k), sup: make([]float64, k),
 	}
 	if q.Type == provider.Score {
-		d.sc.rankA = make([]float64, n)
-		d.sc.rankB = make([]float64, n)
+		d.sc.rankA = make([]float64, d.scgN)
+		d.sc.rankB = make([]float64, k)
 		d.sc.mat = make([]float64, k*k)
 	}
 	return d
@@ -327,6 +388,19 @@ func orderBy(v []float64, desc bool) []int32 {
 	return idx
 }
 
+// tieGroups numbers the runs of equal values along ord: group[i] is item
+// i's run, vals the runs' values in ord's order.
+func tieGroups(ord []int32, v []float64) (group []int32, vals []float64) {
+	group = make([]int32, len(v))
+	for k, i := range ord {
+		if k == 0 || v[i] != vals[len(vals)-1] {
+			vals = append(vals, v[i])
+		}
+		group[i] = int32(len(vals) - 1)
+	}
+	return group, vals
+}
+
 // orderByInt is a counting sort of small non-negative ints below k.
 func orderByInt(v []int32, k int) []int32 {
 	cnt := make([]int, k+1)
@@ -371,17 +445,6 @@ func wsum(w []float64) float64 {
 	}
 	return t
 }
-
-// Accuracy is the weighted share of correct decisions.
-func (d *Data) Accuracy(w []float64) float64 { return wmean(d.Correct, d.weights(w)) }
-
-// BrierScore is the weighted mean Brier (binary for a noul; summed over
-// outcomes otherwise).
-func (d *Data) BrierScore(w []float64) float64 { return wmean(d.Brier, d.weights(w)) }
-
-// LogLoss is the weighted mean negative log probability of the true
-// outcome, clipped at ε.
-func (d *Data) LogLoss(w []float64) float64 { return wmean(d.NLL, d.weights(w)) }
 
 // ECEWidth is the expected calibration error over equal-width bins:
 // Σ_b (n_b/N)|observed_b − confidence_b|. obs overrides d.Obs when non-nil

@@ -87,147 +87,290 @@ func (d *Data) Metrics() []Metric { return MetricsFor(d.Type) }
 // Eval evaluates metric m under weights w (nil = every item once; a
 // bootstrap passes resample counts). NaN when undefined for the sample.
 func (d *Data) Eval(m Metric, w []float64) float64 {
+	var out [1]float64
+	d.EvalAll([]Metric{m}, w, out[:])
+	return out[0]
+}
+
+// EvalAll evaluates ms under w (nil = every item once) into out. One
+// sequential pass over the items fills per-bin and per-tie-group sums;
+// every metric is then read from those sums, so a bootstrap resample costs
+// O(n + groups).
+func (d *Data) EvalAll(ms []Metric, w []float64, out []float64) {
+	d.accumulate(d.weights(w))
+	s := &d.sc.sum
+	for j, m := range ms {
+		if s.t == 0 {
+			out[j] = math.NaN()
+			continue
+		}
+		out[j] = d.fromSums(m, w)
+	}
+}
+
+func (d *Data) fromSums(m Metric, w []float64) float64 {
+	s := &d.sc.sum
 	switch m {
 	case MAccuracy:
-		return d.Accuracy(w)
+		return s.correct / s.t
 	case MBrier:
-		return d.BrierScore(w)
+		return s.brier / s.t
 	case MLogLoss:
-		return d.LogLoss(w)
+		return s.nll / s.t
 	case MECE:
-		return d.ECEWidth(w, nil)
+		var e float64
+		for b := range d.sc.bc {
+			e += math.Abs(d.sc.bo[b] - d.sc.bc[b])
+		}
+		return e / s.t
 	case MECEMass:
-		return d.ECEMass(w)
+		bs, bc, bo := d.massFromGroups()
+		var e float64
+		for b := range bs {
+			e += math.Abs(bo[b] - bc[b])
+		}
+		return e / s.t
 	case MAURC:
-		return d.AURC(w)
+		return d.aurcFromGroups()
 	case MMacroF1:
-		return d.MacroF1(w)
+		return d.macroF1FromSums()
 	case MAUROC:
-		return d.AUROC(w)
+		return d.aurocFromGroups()
 	case MAUPRC:
-		return d.AUPRC(w)
+		return d.auprcFromGroups()
 	}
 	if d.Type != provider.Score {
 		return math.NaN()
 	}
-	w = d.weights(w)
 	switch m {
 	case MWithinOne:
-		return d.within(w, d.Dec, 1)
+		return s.within / s.t
 	case MExactNearest:
-		return d.within(w, d.Nearest, 0)
+		return s.exN / s.t
 	case MWithinOneNearest:
-		return d.within(w, d.Nearest, 1)
+		return s.withinN / s.t
 	case MMAE:
-		return d.scoreErr(w, false)
+		return s.abs / s.t
 	case MRMSE:
-		return d.scoreErr(w, true)
+		return math.Sqrt(s.sq / s.t)
 	case MQWK:
-		return d.QWK(w)
+		return d.qwkFromSums()
 	case MSpearman:
-		return d.Spearman(w)
+		return d.spearman(d.weights(w))
 	case MRPS:
-		return wmean(d.RPS, w)
+		return s.rps / s.t
 	}
 	return math.NaN()
 }
 
+// accumulate makes the one pass over the items under weights w. Sums
+// that depend only on an item's confidence group (calibration bins, the
+// selective groups of a choice or noul) are derived from the group sums
+// afterwards rather than accumulated per item.
+func (d *Data) accumulate(w []float64) {
+	sc := &d.sc
+	sc.sum = sums{}
+	s := &sc.sum
+	clear(sc.cgW)
+	clear(sc.cgO)
+	clear(sc.cgC)
+	clear(sc.tp)
+	clear(sc.pred)
+	clear(sc.sup)
+	bySel := d.cg2sg == nil
+	if bySel {
+		clear(sc.sgW)
+		clear(sc.sgE)
+	}
+	var t, brier, nll float64
+	cg, cgW, cgO, cgC := d.cg, sc.cgW, sc.cgO, sc.cgC
+	brs, nls, obs, cor := d.Brier[:len(w)], d.NLL[:len(w)], d.Obs[:len(w)], d.Correct[:len(w)]
+	if d.Type == provider.Choice {
+		// one fused pass; a choice's Obs is its Correct
+		tp, pred, sup := sc.tp, sc.pred, sc.sup
+		lab, dec := d.Label[:len(w)], d.Dec[:len(w)]
+		for i, wi := range w {
+			c := wi * cor[i]
+			t += wi
+			brier += wi * brs[i]
+			nll += wi * nls[i]
+			g := cg[i]
+			cgW[g] += wi
+			cgC[g] += c
+			y := lab[i]
+			sup[y] += wi
+			pred[dec[i]] += wi
+			tp[y] += c
+		}
+		copy(cgO, cgC)
+	} else {
+		for i, wi := range w {
+			t += wi
+			brier += wi * brs[i]
+			nll += wi * nls[i]
+			g := cg[i]
+			cgW[g] += wi
+			cgO[g] += wi * obs[i]
+			cgC[g] += wi * cor[i]
+		}
+	}
+	s.t, s.brier, s.nll = t, brier, nll
+	switch d.Type {
+	case provider.Score:
+		clear(sc.mat)
+		clear(sc.scgW)
+		k := d.K
+		for i, wi := range w {
+			if wi == 0 {
+				continue
+			}
+			y, dec, nr := d.Label[i], d.Dec[i], d.Nearest[i]
+			sc.sup[y] += wi
+			sc.pred[dec] += wi
+			sc.mat[int(y)*k+int(dec)] += wi
+			sc.scgW[d.scg[i]] += wi
+			e := d.Score[i] - float64(y)
+			s.abs += wi * math.Abs(e)
+			s.sq += wi * e * e
+			s.rps += wi * d.RPS[i]
+			if dec-y >= -1 && dec-y <= 1 {
+				s.within += wi
+			}
+			if nr == y {
+				s.exN += wi
+			}
+			if nr-y >= -1 && nr-y <= 1 {
+				s.withinN += wi
+			}
+			sc.sgW[d.sg[i]] += wi
+			sc.sgE[d.sg[i]] += wi * (1 - d.Correct[i])
+		}
+	}
+	clear(sc.bs)
+	clear(sc.bc)
+	clear(sc.bo)
+	if !bySel {
+		clear(sc.sgW)
+		clear(sc.sgE)
+	}
+	nb := len(sc.bs)
+	for g, gw := range cgW {
+		s.correct += cgC[g]
+		v := d.cgVal[g]
+		b := widthBin(v, nb)
+		sc.bs[b] += gw
+		sc.bc[b] += gw * v
+		sc.bo[b] += cgO[g]
+		if !bySel {
+			h := d.cg2sg[g]
+			sc.sgW[h] += gw
+			sc.sgE[h] += gw - cgC[g]
+		}
+	}
+}
+
+// Accuracy is the weighted share of correct decisions.
+func (d *Data) Accuracy(w []float64) float64 { return d.Eval(MAccuracy, w) }
+
+// BrierScore is the weighted mean Brier (binary for a noul; summed over
+// outcomes otherwise).
+func (d *Data) BrierScore(w []float64) float64 { return d.Eval(MBrier, w) }
+
+// LogLoss is the weighted mean negative log probability of the true
+// outcome, clipped at ε.
+func (d *Data) LogLoss(w []float64) float64 { return d.Eval(MLogLoss, w) }
+
 // ECEMass is the ECE over equal-mass bins: edges at the weighted sample's
 // quantiles j/B (linear interpolation), right-closed, so tied confidences
 // always share a bin; empty bins are dropped.
-func (d *Data) ECEMass(w []float64) float64 {
-	w = d.weights(w)
-	bs, bc, bo := d.massBins(w)
-	var e, t float64
-	for b := range bs {
-		t += bs[b]
-		e += math.Abs(bo[b] - bc[b])
-	}
-	if t == 0 {
-		return math.NaN()
-	}
-	return e / t
-}
+func (d *Data) ECEMass(w []float64) float64 { return d.Eval(MECEMass, w) }
 
-// massEdges fills d.sc.edges with the B+1 quantile edges of Conf under w.
-func (d *Data) massEdges(w []float64) []float64 {
-	e := d.sc.edges
+// MacroF1 is the unweighted mean of per-class F1 over the classes that
+// occur as a label or a decision (scikit-learn's average='macro').
+func (d *Data) MacroF1(w []float64) float64 { return d.Eval(MMacroF1, w) }
+
+// AUROC is the Mann–Whitney U over p (ties count ½) divided by n₁n₀; noul
+// only. NaN when one class is absent.
+func (d *Data) AUROC(w []float64) float64 { return d.Eval(MAUROC, w) }
+
+// AUPRC is average precision, Σ (Rₙ − Rₙ₋₁)·Pₙ over the distinct
+// thresholds from high to low (scikit-learn's average_precision_score);
+// noul only. NaN without positives.
+func (d *Data) AUPRC(w []float64) float64 { return d.Eval(MAUPRC, w) }
+
+// AURC is the area under the risk–coverage curve: the mean, over k = 1..n,
+// of the error rate among the k most confident answers. Within a tie of
+// confidences errors are spread evenly, so the order of tied items does not
+// matter.
+func (d *Data) AURC(w []float64) float64 { return d.Eval(MAURC, w) }
+
+// QWK is Cohen's kappa with quadratic weights between label and argmax
+// level, every level a category (distance in level positions).
+func (d *Data) QWK(w []float64) float64 { return d.Eval(MQWK, w) }
+
+// Spearman is the Pearson correlation of the average ranks of the
+// expected score and the label.
+func (d *Data) Spearman(w []float64) float64 { return d.Eval(MSpearman, w) }
+
+// massFromGroups bins the conf tie groups into equal-mass bins whose edges
+// are the weighted sample's quantiles j/B (linear interpolation, as
+// numpy.percentile); a group lies in bin b when edge[b] < value <=
+// edge[b+1] (the first bin also holds the minimum).
+func (d *Data) massFromGroups() (bs, bc, bo []float64) {
+	sc := &d.sc
+	bs, bc, bo = sc.mbs, sc.mbc, sc.mbo
+	clear(bs)
+	clear(bc)
+	clear(bo)
+	W := sc.sum.t
+	e := sc.edges
 	nb := len(e) - 1
-	W := wsum(w)
-	if W == 0 {
-		return nil
-	}
-	// Walk confAsc once; rank r (0-based in the expanded sample) lies in
-	// item confAsc[p] when cum-before <= r < cum-after.
-	p, cum := 0, 0.0 // cum = weight of confAsc[:p]
+	// value at 0-based rank r of the expanded sorted sample
+	g, cum := 0, 0.0
 	at := func(r float64) float64 {
-		for p < len(d.confAsc) && cum+w[d.confAsc[p]] <= r {
-			cum += w[d.confAsc[p]]
-			p++
+		for g < len(sc.cgW)-1 && cum+sc.cgW[g] <= r {
+			cum += sc.cgW[g]
+			g++
 		}
-		if p >= len(d.confAsc) {
-			return d.Conf[d.confAsc[len(d.confAsc)-1]]
-		}
-		return d.Conf[d.confAsc[p]]
+		return d.cgVal[g]
 	}
 	for j := 0; j <= nb; j++ {
 		h := (W - 1) * float64(j) / float64(nb)
 		lo := math.Floor(h)
 		x0 := at(lo)
-		frac := h - lo
-		if frac > 0 {
-			// at() only moves forward; peek the next rank without moving.
-			sp, sc := p, cum
+		if frac := h - lo; frac > 0 {
+			sg, scum := g, cum
 			x1 := at(lo + 1)
-			p, cum = sp, sc
+			g, cum = sg, scum
 			e[j] = x0 + frac*(x1-x0)
 		} else {
 			e[j] = x0
 		}
 	}
-	return e
-}
-
-// massBins returns per-bin weight, Σ conf and Σ obs over equal-mass bins.
-func (d *Data) massBins(w []float64) (bs, bc, bo []float64) {
-	bs, bc, bo = d.sc.bs, d.sc.bc, d.sc.bo
-	clear(bs)
-	clear(bc)
-	clear(bo)
-	e := d.massEdges(w)
-	if e == nil {
-		return
-	}
-	nb := len(e) - 1
 	b := 0
-	for _, i := range d.confAsc {
-		v := d.Conf[i]
+	for gi, v := range d.cgVal {
+		gw := sc.cgW[gi]
+		if gw == 0 {
+			continue
+		}
 		for b < nb-1 && e[b+1] < v {
 			b++
 		}
-		bs[b] += w[i]
-		bc[b] += w[i] * v
-		bo[b] += w[i] * d.Obs[i]
+		bs[b] += gw
+		bc[b] += gw * v
+		bo[b] += sc.cgO[gi]
 	}
-	return
+	return bs, bc, bo
 }
 
-// MacroF1 is the unweighted mean of per-class F1 over the classes that
-// occur as a label or a decision (scikit-learn's average='macro').
-func (d *Data) MacroF1(w []float64) float64 {
-	w = d.weights(w)
+// massBins are the unweighted equal-mass bins (for the reliability table).
+func (d *Data) massBins(w []float64) (bs, bc, bo []float64) {
+	d.accumulate(w)
+	return d.massFromGroups()
+}
+
+func (d *Data) macroF1FromSums() float64 {
 	tp, pred, sup := d.sc.tp, d.sc.pred, d.sc.sup
-	clear(tp)
-	clear(pred)
-	clear(sup)
-	for i, y := range d.Label {
-		wi := w[i]
-		sup[y] += wi
-		pred[d.Dec[i]] += wi
-		if d.Dec[i] == y {
-			tp[y] += wi
-		}
-	}
 	var s float64
 	n := 0
 	for k := range tp {
@@ -243,30 +386,21 @@ func (d *Data) MacroF1(w []float64) float64 {
 	return s / float64(n)
 }
 
-// AUROC is the Mann–Whitney U over p (ties count ½) divided by n₁n₀; noul
-// only. NaN when one class is absent.
-func (d *Data) AUROC(w []float64) float64 {
+func (d *Data) aurocFromGroups() float64 {
 	if d.Type != provider.Noul {
 		return math.NaN()
 	}
-	w = d.weights(w)
+	sc := &d.sc
 	var cum, r1, w1, w0 float64
-	ord := d.confAsc
-	for g := 0; g < len(ord); {
-		h := g
-		var gw, gp float64
-		for h < len(ord) && d.Conf[ord[h]] == d.Conf[ord[g]] {
-			i := ord[h]
-			gw += w[i]
-			gp += w[i] * d.Obs[i]
-			h++
+	for g, gw := range sc.cgW {
+		if gw == 0 {
+			continue
 		}
-		rank := cum + (gw+1)/2
-		r1 += gp * rank
+		gp := sc.cgO[g]
+		r1 += gp * (cum + (gw+1)/2)
 		w1 += gp
 		w0 += gw - gp
 		cum += gw
-		g = h
 	}
 	if w1 == 0 || w0 == 0 {
 		return math.NaN()
@@ -274,65 +408,59 @@ func (d *Data) AUROC(w []float64) float64 {
 	return (r1 - w1*(w1+1)/2) / (w1 * w0)
 }
 
-// AUPRC is average precision, Σ (Rₙ − Rₙ₋₁)·Pₙ over the distinct
-// thresholds from high to low (scikit-learn's average_precision_score);
-// noul only. NaN without positives.
-func (d *Data) AUPRC(w []float64) float64 {
+func (d *Data) auprcFromGroups() float64 {
 	if d.Type != provider.Noul {
 		return math.NaN()
 	}
-	w = d.weights(w)
+	sc := &d.sc
 	var pos float64
-	for i, y := range d.Obs {
-		pos += w[i] * y
+	for _, o := range sc.cgO {
+		pos += o
 	}
 	if pos == 0 {
 		return math.NaN()
 	}
-	ord := d.confAsc
 	var tp, fp, ap, prevR float64
-	for g := len(ord) - 1; g >= 0; {
-		h := g
-		for h >= 0 && d.Conf[ord[h]] == d.Conf[ord[g]] {
-			i := ord[h]
-			tp += w[i] * d.Obs[i]
-			fp += w[i] * (1 - d.Obs[i])
-			h--
+	for g := len(sc.cgW) - 1; g >= 0; g-- {
+		if sc.cgW[g] == 0 {
+			continue
 		}
-		if tp+fp > 0 {
-			r := tp / pos
-			ap += (r - prevR) * tp / (tp + fp)
-			prevR = r
-		}
-		g = h
+		tp += sc.cgO[g]
+		fp += sc.cgW[g] - sc.cgO[g]
+		r := tp / pos
+		ap += (r - prevR) * tp / (tp + fp)
+		prevR = r
 	}
 	return ap
 }
 
-// AURC is the area under the risk–coverage curve: the mean, over k = 1..n,
-// of the error rate among the k most confident answers. Within a tie of
-// confidences errors are spread evenly, so the order of tied items does not
-// matter.
-func (d *Data) AURC(w []float64) float64 {
-	w = d.weights(w)
-	ord := d.selDesc
+// harmonic returns H(x) for a whole count x (table), or its asymptotic
+// expansion otherwise.
+func (d *Data) harmonic(x float64) float64 {
+	if k := int(x + 0.5); math.Abs(x-float64(k)) < 1e-9 && k < len(d.harm) {
+		return d.harm[k]
+	}
+	if x <= 0 {
+		return 0
+	}
+	return math.Log(x) + 0.5772156649015329 + 1/(2*x) - 1/(12*x*x)
+}
+
+// aurcFromGroups sums, per sel tie group of weight g holding e errors
+// after K items with E errors, Σ_{j=1..g} (E + j·e/g)/(K + j)
+// = (E − K·e/g)(H(K+g) − H(K)) + e.
+func (d *Data) aurcFromGroups() float64 {
+	sc := &d.sc
 	var sum, kb, eb float64
-	for g := 0; g < len(ord); {
-		h := g
-		var gw, ge float64
-		for h < len(ord) && d.Sel[ord[h]] == d.Sel[ord[g]] {
-			i := ord[h]
-			gw += w[i]
-			ge += w[i] * (1 - d.Correct[i])
-			h++
+	for g, gw := range sc.sgW {
+		if gw == 0 {
+			continue
 		}
-		n := int(gw + 0.5)
-		for j := 1; j <= n; j++ {
-			sum += (eb + float64(j)*ge/gw) / (kb + float64(j))
-		}
+		ge := sc.sgE[g]
+		r := ge / gw
+		sum += (eb-kb*r)*(d.harmonic(kb+gw)-d.harmonic(kb)) + ge
 		kb += gw
 		eb += ge
-		g = h
 	}
 	if kb == 0 {
 		return math.NaN()
@@ -353,61 +481,9 @@ func oracleAURC(n, errs int) float64 {
 	return s / float64(n)
 }
 
-func (d *Data) within(w []float64, dec []int32, tol int32) float64 {
-	var s, t float64
-	for i, y := range d.Label {
-		t += w[i]
-		diff := dec[i] - y
-		if diff >= -tol && diff <= tol {
-			s += w[i]
-		}
-	}
-	if t == 0 {
-		return math.NaN()
-	}
-	return s / t
-}
-
-func (d *Data) scoreErr(w []float64, squared bool) float64 {
-	var s, t float64
-	for i, y := range d.Label {
-		e := d.Score[i] - float64(y)
-		t += w[i]
-		if squared {
-			s += w[i] * e * e
-		} else {
-			s += w[i] * math.Abs(e)
-		}
-	}
-	if t == 0 {
-		return math.NaN()
-	}
-	if squared {
-		return math.Sqrt(s / t)
-	}
-	return s / t
-}
-
-// QWK is Cohen's kappa with quadratic weights between label and argmax
-// level, every level a category (distance in level positions).
-func (d *Data) QWK(w []float64) float64 {
-	w = d.weights(w)
+func (d *Data) qwkFromSums() float64 {
 	k := d.K
-	m := d.sc.mat
-	clear(m)
-	row, col := d.sc.tp, d.sc.pred
-	clear(row)
-	clear(col)
-	var t float64
-	for i, y := range d.Label {
-		m[int(y)*k+int(d.Dec[i])] += w[i]
-		row[y] += w[i]
-		col[d.Dec[i]] += w[i]
-		t += w[i]
-	}
-	if t == 0 {
-		return math.NaN()
-	}
+	m, row, col, t := d.sc.mat, d.sc.sup, d.sc.pred, d.sc.sum.t
 	var num, den float64
 	for a := 0; a < k; a++ {
 		for b := 0; b < k; b++ {
@@ -422,92 +498,37 @@ func (d *Data) QWK(w []float64) float64 {
 	return 1 - num/den
 }
 
-// Spearman is the Pearson correlation of the average ranks of the
-// expected score and the label.
-func (d *Data) Spearman(w []float64) float64 {
-	w = d.weights(w)
-	avgRanks(d.scoreAsc, d.Score, nil, w, d.sc.rankA)
-	avgRanks(d.labelAsc, nil, d.Label, w, d.sc.rankB)
-	return wcorr(d.sc.rankA, d.sc.rankB, w)
-}
-
-// avgRanks writes the weighted average rank (1-based) of each item into
-// out, walking ord (ascending) and grouping equal values of f or v.
-func avgRanks(ord []int32, f []float64, v []int32, w, out []float64) {
-	eq := func(a, b int32) bool {
-		if f != nil {
-			return f[a] == f[b]
-		}
-		return v[a] == v[b]
-	}
+// spearman correlates the weighted average ranks of score and label: group
+// ranks come from the accumulated group weights, then one more pass.
+func (d *Data) spearman(w []float64) float64 {
+	rs := d.sc.rankA[:d.scgN]
 	var cum float64
-	for g := 0; g < len(ord); {
-		h := g
-		var gw float64
-		for h < len(ord) && eq(ord[h], ord[g]) {
-			gw += w[ord[h]]
-			h++
-		}
-		r := cum + (gw+1)/2
-		for j := g; j < h; j++ {
-			out[ord[j]] = r
-		}
+	for g, gw := range d.sc.scgW {
+		rs[g] = cum + (gw+1)/2
 		cum += gw
-		g = h
 	}
-}
-
-func wcorr(x, y, w []float64) float64 {
-	var t, mx, my float64
-	for i := range x {
-		t += w[i]
-		mx += w[i] * x[i]
-		my += w[i] * y[i]
+	rl := d.sc.rankB[:d.K]
+	cum = 0
+	for y, gw := range d.sc.sup {
+		rl[y] = cum + (gw+1)/2
+		cum += gw
 	}
-	if t == 0 {
-		return math.NaN()
-	}
-	mx /= t
-	my /= t
-	var sxy, sxx, syy float64
-	for i := range x {
-		dx, dy := x[i]-mx, y[i]-my
-		sxy += w[i] * dx * dy
-		sxx += w[i] * dx * dx
-		syy += w[i] * dy * dy
-	}
-	if sxx == 0 || syy == 0 {
-		return math.NaN()
-	}
-	return sxy / math.Sqrt(sxx*syy)
-}
-
-// EvalAll evaluates ms under w (nil = every item once) into out, sharing
-// one pass over the items for every metric that is a weighted sum.
-func (d *Data) EvalAll(ms []Metric, w []float64, out []float64) {
-	w = d.weights(w)
-	var t, acc, brier, nll float64
+	var t, sx, sy, sxx, syy, sxy float64
 	for i, wi := range w {
 		if wi == 0 {
 			continue
 		}
+		x, y := rs[d.scg[i]], rl[d.Label[i]]
 		t += wi
-		acc += wi * d.Correct[i]
-		brier += wi * d.Brier[i]
-		nll += wi * d.NLL[i]
+		sx += wi * x
+		sy += wi * y
+		sxx += wi * x * x
+		syy += wi * y * y
+		sxy += wi * x * y
 	}
-	for j, m := range ms {
-		switch {
-		case t == 0:
-			out[j] = math.NaN()
-		case m == MAccuracy:
-			out[j] = acc / t
-		case m == MBrier:
-			out[j] = brier / t
-		case m == MLogLoss:
-			out[j] = nll / t
-		default:
-			out[j] = d.Eval(m, w)
-		}
+	vx, vy := sxx-sx*sx/t, syy-sy*sy/t
+	if vx <= 1e-12*sxx || vy <= 1e-12*syy {
+		return math.NaN()
 	}
+	return (sxy - sx*sy/t) / math.Sqrt(vx*vy)
 }
