@@ -297,7 +297,7 @@ func (e *engine) execute(ctx, dbCtx context.Context, src func(fn func(dataset.It
 	stopCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	// Calls outlive a stop by Grace so finished work is kept.
-	callCtx, cancelCalls := context.WithCancel(context.WithoutCancel(ctx))
+	baseCtx, cancelCalls := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelCalls()
 	go func() {
 		select {
@@ -307,12 +307,12 @@ func (e *engine) execute(ctx, dbCtx context.Context, src func(fn func(dataset.It
 			select {
 			case <-t.C:
 				cancelCalls()
-			case <-callCtx.Done():
+			case <-baseCtx.Done():
 			}
-		case <-callCtx.Done():
+		case <-baseCtx.Done():
 		}
 	}()
-	callCtx = store.WithRunID(callCtx, e.run.ID)
+	callCtx := store.WithRunID(baseCtx, e.run.ID)
 	freshCtx := provider.WithFresh(callCtx)
 
 	jobs := make(chan job, cfg.Concurrency)
