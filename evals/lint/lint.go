@@ -1,0 +1,304 @@
+// Package lint checks a question set (and optionally its dataset) before
+// any call is made: schema and limits, dataset consistency, and warnings
+// grounded in Jev's documented failure modes (systemone-api.md §5.1): a
+// choice with no catch-all option, a non-ordinal score level, backticked
+// state paths that resolve nowhere, indistinguishable options, a noul whose
+// `true` reads as a negation, and an estimated token budget overrun.
+//
+// Every finding has a stable id, a severity, a file:line:col location, the
+// question it is about, a message and a one-line fix.
+package lint
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/jevlab/jevlab/evals/dataset"
+	"github.com/jevlab/jevlab/evals/questionset"
+)
+
+// Severity is how serious a finding is.
+type Severity string
+
+// Severities: an error makes the set unusable as it is; a warning names a
+// documented way for answers to go wrong.
+const (
+	SeverityError   Severity = "error"
+	SeverityWarning Severity = "warning"
+)
+
+// Finding ids for errors.
+const (
+	// IDSchema is a question-set file that does not load: syntax, types,
+	// unknown fields, and the API's limits.
+	IDSchema = "schema"
+	// IDDataset is a dataset problem: unreadable rows, duplicate ids, labels
+	// that don't match their question, labels for questions not in the set.
+	IDDataset = "dataset"
+)
+
+// Finding ids for warnings (stable: scripts may filter on them).
+const (
+	IDNoCatchAll       = "no-catch-all"
+	IDNonOrdinalLevel  = "non-ordinal-level"
+	IDUnresolvedPath   = "unresolved-path"
+	IDDuplicateDesc    = "duplicate-description"
+	IDNegatedTrue      = "negated-true"
+	IDTokenBudget      = "token-budget"
+	IDDoubleNegative   = "double-negative"
+	IDNumericTask      = "numeric-task"
+	defaultMaxRequest  = 64000
+	defaultMaxStateAsk = 32000
+)
+
+// Rule describes one warning.
+type Rule struct {
+	ID      string
+	Summary string
+	Fix     string
+}
+
+// Rules lists every warning lint can report, in documentation order.
+func Rules() []Rule {
+	return []Rule{
+		{IDNoCatchAll, "a choice has no catch-all option (none / other / unknown), so Jev must pick a wrong option when none fits", "add an option such as `other` or `none`"},
+		{IDNonOrdinalLevel, "a score level such as `unknown` or `not applicable` sits inside an ordered ladder", "remove it from the ladder; ask whether it can be told as a separate noul"},
+		{IDUnresolvedPath, "a backticked state path in instructions or criteria resolves in no state (working state or dataset)", "correct the path, or drop the backticks if it is not a path"},
+		{IDDuplicateDesc, "two options (or levels) have the same description, so Jev cannot tell them apart", "say what distinguishes each one"},
+		{IDNegatedTrue, "a noul's `true` reads as a negation (\"true\" means no)", "rephrase so `true` means the positive statement"},
+		{IDTokenBudget, "a request is estimated (approximately, bytes/4) over 64k tokens, or state + the longest question over 32k", "shorten the state or split the questions"},
+		{IDDoubleNegative, "instructions contain a double negative", "state the condition positively"},
+		{IDNumericTask, "a question asks Jev to count or compute, which it does unreliably", "count or compute in code; ask one noul per candidate"},
+	}
+}
+
+// Finding is one problem or warning.
+type Finding struct {
+	ID       string   `json:"id"`
+	Severity Severity `json:"severity"`
+	File     string   `json:"file"`
+	Line     int      `json:"line,omitempty"`
+	Col      int      `json:"col,omitempty"`
+	Question string   `json:"question,omitempty"`
+	Message  string   `json:"message"`
+	Fix      string   `json:"fix,omitempty"`
+}
+
+// String formats the finding as
+// `file:line:col: severity[id]: question "q": message` with the fix on a
+// second, indented line.
+func (f Finding) String() string {
+	var b strings.Builder
+	b.WriteString(f.File)
+	if f.Line > 0 {
+		fmt.Fprintf(&b, ":%d", f.Line)
+		if f.Col > 0 {
+			fmt.Fprintf(&b, ":%d", f.Col)
+		}
+	}
+	if b.Len() > 0 {
+		b.WriteString(": ")
+	}
+	fmt.Fprintf(&b, "%s[%s]: ", f.Severity, f.ID)
+	if f.Question != "" {
+		fmt.Fprintf(&b, "question %q: ", f.Question)
+	}
+	b.WriteString(f.Message)
+	if f.Fix != "" {
+		b.WriteString("\n    fix: ")
+		b.WriteString(f.Fix)
+	}
+	return b.String()
+}
+
+// Options tune a lint.
+type Options struct {
+	// Data is the dataset to check against the set; "" uses the set's
+	// `dataset:` (resolved against the set's file), if any.
+	Data string
+	// NoData skips the dataset even when the set names one.
+	NoData bool
+	// DataOptions maps the dataset's fields (see dataset.Options).
+	DataOptions dataset.Options
+	// MaxRequestTokens and MaxStateQuestionTokens are the token budgets
+	// (defaults 64,000 and 32,000, System One's documented context).
+	MaxRequestTokens, MaxStateQuestionTokens int
+}
+
+func (o Options) maxRequest() int {
+	if o.MaxRequestTokens > 0 {
+		return o.MaxRequestTokens
+	}
+	return defaultMaxRequest
+}
+
+func (o Options) maxStateAsk() int {
+	if o.MaxStateQuestionTokens > 0 {
+		return o.MaxStateQuestionTokens
+	}
+	return defaultMaxStateAsk
+}
+
+// LintFile lints the question-set file at path and its dataset (opts.Data,
+// else the set's own `dataset:`). Problems in the files are findings; the
+// error is only for a file that cannot be read at all.
+func LintFile(path string, opts Options) ([]Finding, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("lint: %w", err)
+	}
+	set, err := questionset.Parse(path, data)
+	if err != nil {
+		return setErrors(path, err), nil
+	}
+	set.Path = path
+	c := newChecker(set, path, data, opts)
+	c.static()
+	c.observe("", set.State)
+	dpath := opts.Data
+	if dpath == "" && set.Dataset != "" {
+		dpath = set.Resolve(set.Dataset)
+	}
+	if dpath != "" && !opts.NoData {
+		err := dataset.Stream(dpath, opts.DataOptions, set, func(it dataset.Item) error {
+			c.observe(it.ID, it.State)
+			return nil
+		})
+		if err != nil {
+			c.datasetErrors(dpath, err)
+		}
+	}
+	c.finish()
+	return c.sorted(), nil
+}
+
+// Lint checks an already loaded set against items (nil for none). Locations
+// come from the set's file form (set.Marshal), so they match the file for a
+// set that is unchanged since loading.
+func Lint(set *questionset.Set, items []dataset.Item, opts Options) []Finding {
+	file := set.Path
+	if file == "" {
+		file = set.Title()
+	}
+	src, _ := set.Marshal()
+	if err := set.Validate(); err != nil {
+		return setErrors(file, err)
+	}
+	c := newChecker(set, file, src, opts)
+	c.static()
+	c.observe("", set.State)
+	for _, it := range items {
+		c.observe(it.ID, it.State)
+	}
+	c.finish()
+	return c.sorted()
+}
+
+// HasErrors reports whether any finding is an error.
+func HasErrors(fs []Finding) bool {
+	for _, f := range fs {
+		if f.Severity == SeverityError {
+			return true
+		}
+	}
+	return false
+}
+
+// Count returns the number of errors and warnings.
+func Count(fs []Finding) (errs, warns int) {
+	for _, f := range fs {
+		if f.Severity == SeverityError {
+			errs++
+		} else {
+			warns++
+		}
+	}
+	return errs, warns
+}
+
+// setErrors turns a questionset load error into findings.
+func setErrors(file string, err error) []Finding {
+	var list questionset.ErrorList
+	if errors.As(err, &list) {
+		out := make([]Finding, 0, len(list))
+		for _, e := range list {
+			msg := e.Msg
+			if e.Field != "" {
+				msg = e.Field + ": " + msg
+			}
+			f := e.File
+			if f == "" {
+				f = file
+			}
+			out = append(out, Finding{ID: IDSchema, Severity: SeverityError, File: f, Line: e.Line, Col: e.Col,
+				Question: e.Question, Message: msg, Fix: "correct the file at this position"})
+		}
+		return out
+	}
+	return []Finding{{ID: IDSchema, Severity: SeverityError, File: file, Message: err.Error()}}
+}
+
+func (c *checker) datasetErrors(path string, err error) {
+	var list dataset.ErrorList
+	if errors.As(err, &list) {
+		for _, e := range list {
+			msg := e.Msg
+			if e.Item != "" {
+				msg = fmt.Sprintf("item %q: %s", e.Item, msg)
+			}
+			f := e.File
+			if f == "" {
+				f = path
+			}
+			c.findings = append(c.findings, Finding{ID: IDDataset, Severity: SeverityError, File: f, Line: e.Line, Col: e.Col,
+				Question: e.Question, Message: msg, Fix: "correct the row, or map its fields with --id-field/--state-field/--label"})
+		}
+		return
+	}
+	var one *dataset.Error
+	if errors.As(err, &one) {
+		c.datasetErrors(path, dataset.ErrorList{one})
+		return
+	}
+	c.findings = append(c.findings, Finding{ID: IDDataset, Severity: SeverityError, File: path, Message: err.Error(),
+		Fix: "check the dataset path (relative to the question set's file) or pass --data"})
+}
+
+func (c *checker) sorted() []Finding {
+	out := c.findings
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if (a.Severity == SeverityError) != (b.Severity == SeverityError) {
+			return a.Severity == SeverityError
+		}
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		if a.Col != b.Col {
+			return a.Col < b.Col
+		}
+		return a.ID < b.ID
+	})
+	return out
+}
+
+// MarshalFindings writes findings as a JSON document
+// {"errors": n, "warnings": n, "findings": [...]}.
+func MarshalFindings(fs []Finding) ([]byte, error) {
+	e, w := Count(fs)
+	if fs == nil {
+		fs = []Finding{}
+	}
+	return json.MarshalIndent(struct {
+		Errors   int       `json:"errors"`
+		Warnings int       `json:"warnings"`
+		Findings []Finding `json:"findings"`
+	}{e, w, fs}, "", "  ")
+}

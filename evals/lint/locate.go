@@ -1,0 +1,94 @@
+package lint
+
+import (
+	"strconv"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// locator finds the line and column of a question's fields in the set's
+// file (YAML, or JSON read as YAML).
+type locator struct {
+	questions *yaml.Node // the questions mapping, nil if not found
+	top       *yaml.Node
+}
+
+func newLocator(src []byte) *locator {
+	var doc yaml.Node
+	l := &locator{}
+	if yaml.Unmarshal(src, &doc) != nil || len(doc.Content) == 0 {
+		return l
+	}
+	l.top = deref(doc.Content[0])
+	if k, v := mapGet(l.top, "questions"); k != nil {
+		l.questions = deref(v)
+	}
+	return l
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+// mapGet returns the key and value nodes of key in mapping m.
+func mapGet(m *yaml.Node, key string) (*yaml.Node, *yaml.Node) {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil, nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i], m.Content[i+1]
+		}
+	}
+	return nil, nil
+}
+
+// at returns the position of question id's field path (keys, or decimal
+// indices into sequences), falling back to the deepest part found. The
+// position is the key's for a mapping entry and the item's for a sequence
+// entry.
+func (l *locator) at(id string, path ...string) (line, col int) {
+	k, v := mapGet(l.questions, id)
+	if k == nil {
+		if l.questions != nil {
+			return l.questions.Line, l.questions.Column
+		}
+		return 0, 0
+	}
+	line, col = k.Line, k.Column
+	cur := deref(v)
+	for _, p := range path {
+		switch {
+		case cur == nil:
+			return line, col
+		case cur.Kind == yaml.MappingNode:
+			pk, pv := mapGet(cur, p)
+			if pk == nil {
+				return line, col
+			}
+			line, col = pk.Line, pk.Column
+			cur = deref(pv)
+		case cur.Kind == yaml.SequenceNode:
+			i, err := strconv.Atoi(p)
+			if err != nil || i < 0 || i >= len(cur.Content) {
+				return line, col
+			}
+			cur = deref(cur.Content[i])
+			line, col = cur.Line, cur.Column
+		default:
+			return line, col
+		}
+	}
+	return line, col
+}
+
+// top-level field position (e.g. "state").
+func (l *locator) topField(key string) (line, col int) {
+	if k, _ := mapGet(l.top, key); k != nil {
+		return k.Line, k.Column
+	}
+	return 0, 0
+}
