@@ -234,6 +234,9 @@ func scoreLines(in chartInput, w int, st *Styles) []string {
 		}
 		if i == in.True {
 			marker, style = "✓ ", st.BarTrue
+			if i == best {
+				marker = "✓▶"
+			}
 		}
 		row := valueRow(marker, legends[i], cur(i), labelW, barW, style, st)
 		if in.Prev != nil {

@@ -20,10 +20,12 @@ import (
 
 	"github.com/jevlab/jevlab/evals/dataset"
 	"github.com/jevlab/jevlab/evals/questionset"
+	"github.com/jevlab/jevlab/evals/runner"
 	examples "github.com/jevlab/jevlab/fixtures"
 	"github.com/jevlab/jevlab/internal/testutil"
 	"github.com/jevlab/jevlab/provider"
 	"github.com/jevlab/jevlab/provider/fixtures"
+	"github.com/jevlab/jevlab/store"
 )
 
 // asciiRenderer draws without colour so golden files are stable.
@@ -265,4 +267,25 @@ func demoTriage(t testing.TB) Options {
 		return items, err
 	}
 	return opt
+}
+
+// seedRuns stores two evaluations of opt's set over its dataset: A from
+// opt's provider (the recordings), B from the fake provider, so they
+// differ. It returns the run ids.
+func seedRuns(t testing.TB, opt Options, db *store.DB) (string, string) {
+	t.Helper()
+	ctx := context.Background()
+	items, err := opt.Dataset(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := runner.Run(ctx, runner.Config{Set: opt.Set, Items: items, Provider: opt.Provider, DB: db, Name: "recorded", Concurrency: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := runner.Run(ctx, runner.Config{Set: opt.Set, Items: items, Provider: &fakeProvider{}, DB: db, Name: "synthetic", Concurrency: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, b
 }

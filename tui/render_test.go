@@ -25,6 +25,7 @@ func TestRenderPeek(t *testing.T) {
 	}
 	defer db.Close()
 	opt.DB = db
+	seedRuns(t, opt, db)
 	m, err := New(context.Background(), opt)
 	if err != nil {
 		t.Fatal(err)
@@ -34,11 +35,12 @@ func TestRenderPeek(t *testing.T) {
 	defer p.Kill()
 	p.Send(tea.WindowSizeMsg{Width: 100, Height: 40})
 	time.Sleep(300 * time.Millisecond)
-	for _, k := range keys("3r") {
+	for _, k := range keys("4 j ") {
 		p.Send(k)
 	}
-	time.Sleep(3 * time.Second)
-	p.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("]")})
+	time.Sleep(2 * time.Second)
+	t.Log("\n" + m.View())
+	p.Send(tea.KeyMsg{Type: tea.KeyEnter})
 	time.Sleep(100 * time.Millisecond)
 	p.Quit()
 	time.Sleep(100 * time.Millisecond)
