@@ -445,14 +445,14 @@ func (c *Client) attemptOnce(ctx context.Context, method, url string, body []byt
 	resp.Body.Close()
 	if rerr != nil {
 		if errors.Is(rerr, errTooLarge) {
-			return nil, &provider.Error{Kind: provider.KindMalformed, Status: resp.StatusCode, Message: rerr.Error(), RequestID: resp.Header.Get(headerRequestID)}
+			return nil, &provider.Error{Kind: provider.KindMalformed, Status: resp.StatusCode, Message: rerr.Error(), RequestID: red.clean(resp.Header.Get(headerRequestID))}
 		}
 		return nil, c.transportError(ctx, actx, rerr)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, statusError(resp, data, c.now(), red)
 	}
-	return &attempt{status: resp.StatusCode, body: data, latency: latency, requestID: resp.Header.Get(headerRequestID)}, nil
+	return &attempt{status: resp.StatusCode, body: data, latency: latency, requestID: red.clean(resp.Header.Get(headerRequestID))}, nil
 }
 
 // transportError classifies a failure with no HTTP status.

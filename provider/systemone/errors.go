@@ -176,7 +176,7 @@ func statusError(resp *http.Response, body []byte, now time.Time, red redactor) 
 		Kind:      kindForStatus(resp.StatusCode),
 		Status:    resp.StatusCode,
 		Message:   red.clean(msg),
-		RequestID: resp.Header.Get(headerRequestID),
+		RequestID: red.clean(resp.Header.Get(headerRequestID)),
 	}
 	if e.Message == "" {
 		e.Message = http.StatusText(resp.StatusCode)
