@@ -11,5 +11,8 @@ func commands(a *app) []*cobra.Command {
 		newEvalCmd(a),
 		newRunsCmd(a),
 		newShowCmd(a),
+		newLintCmd(a),
+		newImportCmd(a),
+		newExportCmd(a),
 	}
 }

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jevlab/jevlab/evals/dialects"
+	"github.com/jevlab/jevlab/evals/questionset"
+)
+
+func newImportCmd(a *app) *cobra.Command {
+	var from, out string
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "import --from DIALECT SOURCE [-o OUT]",
+		Short: "Turn questions written in another decision dialect into a question set",
+		Long: `import reads questions written for another framework and writes a jevlab
+question set (YAML) to OUT or stdout. DIALECT is one of:
+
+  standard-agents    a DecisionQuestions request {model, context, questions}
+  assistant-runtime  a POST /api/decisions body {state, profile, questions}
+  noetic             a routeSwitch or decide node, or a DecideQuestions map
+  playground         a TypeSafe Playground share link (or its bare payload)
+
+SOURCE is a file, - for stdin, or (playground) the link itself. Import is
+faithful or it fails naming what cannot be represented; whatever has no slot
+of its own (a decide node's instructions, a runtime profile, routing) is
+carried as the file's header notes, also printed to stderr. Noetic threshold
+and minConfidence become the questions' threshold and min_confidence.`,
+		Example: `  jevlab import --from noetic triage-node.json -o triage.yaml
+  jevlab import --from playground 'https://console.typesafe.ai/playground#share/N4Ig…'
+  cat body.json | jevlab import --from assistant-runtime - -o robot.yaml`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			d, err := dialects.ParseDialect(from)
+			if err != nil {
+				return usageErr(fmt.Errorf("--from: %w", err))
+			}
+			return a.importSet(cmd, d, args[0], out, force)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&from, "from", "", "source dialect: standard-agents, assistant-runtime, noetic or playground")
+	f.StringVarP(&out, "output", "o", "", "write the question set here (default stdout)")
+	f.BoolVar(&force, "force", false, "overwrite OUT if it exists")
+	_ = cmd.MarkFlagRequired("from")
+	return cmd
+}
+
+func (a *app) importSet(cmd *cobra.Command, d dialects.Dialect, source, out string, force bool) error {
+	if out != "" && strings.EqualFold(filepath.Ext(out), ".json") {
+		return usageErr(fmt.Errorf("-o %s: import writes YAML (with its notes as comments); name the file .yaml", out))
+	}
+	data, name, err := readSource(cmd.InOrStdin(), d, source)
+	if err != nil {
+		return usageErr(err)
+	}
+	im, err := dialects.Import(d, name, data)
+	if err != nil {
+		return usageErr(err)
+	}
+	if im.Set.Name == "" && name != "stdin" && name != "link" {
+		base := filepath.Base(name)
+		im.Set.Name = strings.TrimSuffix(base, filepath.Ext(base))
+	}
+	body, err := im.Marshal(d, name)
+	if err != nil {
+		return err
+	}
+	for _, n := range im.Notes {
+		fmt.Fprintln(cmd.ErrOrStderr(), "jevlab: note:", n)
+	}
+	if out == "" {
+		_, err := cmd.OutOrStdout().Write(body)
+		return err
+	}
+	if !force {
+		if _, err := os.Stat(out); err == nil {
+			return usageErr(fmt.Errorf("%s already exists; use --force to overwrite it", out))
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return usageErr(err)
+		}
+	}
+	if err := questionset.WriteFileAtomic(out, body, 0o644); err != nil {
+		return failErr(fmt.Errorf("write %s: %w", out, err))
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "jevlab: wrote %s (%d questions from %s)\n", out, len(im.Set.Questions), d)
+	return nil
+}
+
+// readSource reads SOURCE: "-" is stdin; for the playground dialect a link
+// or a bare payload is the source itself; otherwise a file.
+func readSource(stdin io.Reader, d dialects.Dialect, source string) ([]byte, string, error) {
+	if source == "-" {
+		data, err := io.ReadAll(stdin)
+		if err != nil {
+			return nil, "", fmt.Errorf("read stdin: %w", err)
+		}
+		return data, "stdin", nil
+	}
+	if d == dialects.Playground && (strings.Contains(source, "#share/") || strings.Contains(source, "://")) {
+		return []byte(source), "link", nil
+	}
+	data, err := os.ReadFile(source)
+	if err != nil {
+		if d == dialects.Playground && errors.Is(err, fs.ErrNotExist) && looksLikePayload(source) {
+			return []byte(source), "link", nil
+		}
+		return nil, "", fmt.Errorf("import: %w", err)
+	}
+	return data, source, nil
+}
+
+// looksLikePayload reports whether s is plausibly a bare lz-string payload.
+func looksLikePayload(s string) bool {
+	if len(s) < 8 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '-' || c == '$') {
+			return false
+		}
+	}
+	return true
+}
