@@ -102,8 +102,8 @@ func (rd *reader) csv(br *bufio.Reader, comma rune) error {
 			lab, has, msg := rd.resolve(lc.q, textJSON(rec[lc.idx]), true)
 			if msg != "" {
 				failed = true
-				_, c := cr.FieldPos(lc.idx)
-				if err := rd.fail(&Error{Line: line, Col: c, Item: id, Question: lc.q, Msg: msg}); err != nil {
+				l, c := cr.FieldPos(lc.idx)
+				if err := rd.fail(&Error{Line: l, Col: c, Item: id, Question: lc.q, Msg: msg}); err != nil {
 					return err
 				}
 				continue

@@ -169,20 +169,12 @@ func Stream(path string, opt Options, set *questionset.Set, fn func(Item) error)
 		return fmt.Errorf("read dataset: %w", err)
 	}
 	defer f.Close()
-	if opt.Format == "" {
-		switch strings.ToLower(filepath.Ext(path)) {
-		case ".jsonl", ".ndjson", ".json":
-			opt.Format = "jsonl"
-		case ".csv":
-			opt.Format = "csv"
-		case ".tsv":
-			opt.Format = "tsv"
-		}
-	}
 	return Parse(path, f, opt, set, fn)
 }
 
-// Parse reads a dataset from r; name is used in messages. Every label is
+// Parse reads a dataset from r; name is used in messages and its extension
+// chooses the format (.jsonl/.ndjson/.json, .csv, .tsv) unless opt.Format
+// says; otherwise the first byte decides ('{' = JSONL). Every label is
 // checked against set's questions (set may be nil: labels are then kept
 // as text with Index -1). fn is called for each valid item; rows with
 // problems are skipped and reported together at the end as an ErrorList
@@ -192,6 +184,16 @@ func Stream(path string, opt Options, set *questionset.Set, fn func(Item) error)
 func Parse(name string, r io.Reader, opt Options, set *questionset.Set, fn func(Item) error) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	format := opt.Format
+	if format == "" {
+		switch strings.ToLower(filepath.Ext(name)) {
+		case ".jsonl", ".ndjson", ".json":
+			format = "jsonl"
+		case ".csv":
+			format = "csv"
+		case ".tsv":
+			format = "tsv"
+		}
+	}
 	if format == "" {
 		head, _ := br.Peek(512)
 		head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n")

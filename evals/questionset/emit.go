@@ -289,12 +289,38 @@ func syncMapping(old, want *yaml.Node, lv level) {
 			used[j] = true
 		}
 	}
+	// Renames: an unmatched new entry takes over an unmatched old one with
+	// the same content; then, when as many entries vanished as appeared,
+	// the rest pair up in order.
+	var freeOld, freeNew []int
+	for j := range olds {
+		if ok, _ := keyString(olds[j].k); !used[j] && !wantKeys[ok] {
+			freeOld = append(freeOld, j)
+		}
+	}
 	for i := range wants {
-		if match[i] < 0 && i < len(olds) && !used[i] {
-			if ok, _ := keyString(olds[i].k); !wantKeys[ok] {
-				match[i] = i // a rename in place
-				used[i] = true
+		if match[i] >= 0 {
+			continue
+		}
+		for _, j := range freeOld {
+			if !used[j] && sameContent(olds[j].v, wants[i].v, lv.child(wants[i].k.Value)) {
+				match[i], used[j] = j, true
+				break
 			}
+		}
+		if match[i] < 0 {
+			freeNew = append(freeNew, i)
+		}
+	}
+	var left []int
+	for _, j := range freeOld {
+		if !used[j] {
+			left = append(left, j)
+		}
+	}
+	if len(left) == len(freeNew) {
+		for k, i := range freeNew {
+			match[i], used[left[k]] = left[k], true
 		}
 	}
 	result := make([]entry, len(wants))
