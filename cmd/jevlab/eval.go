@@ -140,6 +140,9 @@ func (a *app) eval(ctx context.Context, path string, o evalOptions) error {
 	if err != nil {
 		return err
 	}
+	if mode == ModeOffline && cfg.Repeat > 1 {
+		return usageErr(fmt.Errorf("--repeat %d asks System One again for fresh answers, which --offline (or a missing $%s) cannot; drop --repeat or go online", cfg.Repeat, a.keyEnv))
+	}
 	cfg.Provider, cfg.ProviderKind = p, string(mode)
 	if mode != ModeOffline {
 		if base, err := systemone.ResolveBaseURL(a.baseURL); err == nil {
@@ -201,6 +204,9 @@ func (a *app) eval(ctx context.Context, path string, o evalOptions) error {
 			return usageErr(runErr)
 		}
 		return failErr(runErr)
+	}
+	if run.Done > 0 && run.Errors == run.Done {
+		return failErr(fmt.Errorf("every item of run %s failed; see jevlab show %s", runID, runID))
 	}
 	if !o.asJSON {
 		fmt.Fprintf(a.stdout, "\nrun %s stored in %s (jevlab show %s)\n", runID, db.Path(), runID)

@@ -141,6 +141,8 @@ func TestEvalUsageErrors(t *testing.T) {
 		{"no dataset", []string{"eval", "--db", db, noData}, 2, "--data"},
 		{"bad label", []string{"eval", "--db", db, "--offline", "--data", bad, set}, 2, "no_such_intent"},
 		{"repeat 0", []string{"eval", "--db", db, "--repeat", "0", set}, 2, "--repeat"},
+		{"repeat offline", []string{"eval", "--db", db, "--offline", "--repeat", "2", set}, 2, "--repeat 2 asks System One again"},
+		{"repeat on resume", []string{"eval", "--db", db, "--resume", "latest", "--repeat", "2", set}, 2, "cannot change on --resume"},
 		{"unknown run", []string{"show", "--db", db, "r-none"}, 2, "no run"},
 		{"resume unknown", []string{"eval", "--db", db, "--offline", "--resume", "r-none", set}, 2, "no run"},
 	}
