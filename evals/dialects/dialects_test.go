@@ -103,6 +103,14 @@ var importCases = []importCase{
 		wantSet:  map[string]questionset.Settings{"b": {Threshold: f(0.25)}},
 		notes:    []string{`sets samples 5; samples apply only when a chat model estimates the probabilities`, `decide node "d" has its own instructions ("{\"role\":\"triage\"}")`},
 	},
+	{
+		name: "Noetic routeSwitch on a boolean with minConfidence", dialect: Noetic,
+		input: `{"kind":"routeSwitch","id":"r","decide":{"kind":"decide","questions":{"b":{"type":"boolean","instructions":"Urgent?"}}},` +
+			`"on":"b","minConfidence":0.8,"cases":{"true":{"kind":"runCode","id":"page"},"false":{"kind":"runCode","id":"queue","retries":2}}}`,
+		wantWire: `{"model":"jev-latest","state":null,"questions":{"b":{"type":"noul","instructions":"Urgent?"}}}`,
+		wantName: "r",
+		notes: []string{`routeSwitch "r" routes on the outcome of question "b": true → runCode "page"; false → runCode "queue" (with retries); the uncertain branch (the answer is refused, or its confidence is under 0.8: this cannot apply, because a System One noul answer has no confidence, so jevlab keeps no min_confidence for "b") has no node.`},
+	},
 }
 
 func TestImport(t *testing.T) {

@@ -78,10 +78,16 @@ func (im *importer) noeticRouteSwitch(node *object) error {
 		if err != nil {
 			return err
 		}
-		s := im.setting(on)
-		s.MinConfidence = &p
-		im.settings[on] = s
-		minConf = fmt.Sprintf(", or its confidence is under %v: kept as min_confidence on %q", p, on)
+		if q.Type == provider.Noul {
+			// A System One noul answer has no confidence field, so the
+			// setting can never apply; say so rather than drop it.
+			minConf = fmt.Sprintf(", or its confidence is under %v: this cannot apply, because a System One noul answer has no confidence, so jevlab keeps no min_confidence for %q", p, on)
+		} else {
+			s := im.setting(on)
+			s.MinConfidence = &p
+			im.settings[on] = s
+			minConf = fmt.Sprintf(", or its confidence is under %v: kept as min_confidence on %q", p, on)
+		}
 	}
 	var routes []string
 	if cv := node.get("cases"); cv != nil {

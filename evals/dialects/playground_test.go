@@ -2,6 +2,7 @@ package dialects
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -214,4 +215,18 @@ func FuzzImport(f *testing.F) {
 			t.Fatalf("a successful import wrote a file that does not load: %v\n%s", err, out)
 		}
 	})
+}
+
+// BenchmarkImportPlaygroundLink decodes and imports a real 14-question
+// share link with a structured state.
+func BenchmarkImportPlaygroundLink(b *testing.B) {
+	link, err := os.ReadFile("testdata/playground/insurance-claim.link")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := Import(Playground, "link", link); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
