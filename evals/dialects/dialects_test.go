@@ -109,7 +109,7 @@ var importCases = []importCase{
 			`"on":"b","minConfidence":0.8,"cases":{"true":{"kind":"runCode","id":"page"},"false":{"kind":"runCode","id":"queue","retries":2}}}`,
 		wantWire: `{"model":"jev-latest","state":null,"questions":{"b":{"type":"noul","instructions":"Urgent?"}}}`,
 		wantName: "r",
-		notes: []string{`routeSwitch "r" routes on the outcome of question "b": true → runCode "page"; false → runCode "queue" (with retries); the uncertain branch (the answer is refused, or its confidence is under 0.8: this cannot apply, because a System One noul answer has no confidence, so jevlab keeps no min_confidence for "b") has no node.`},
+		notes:    []string{`routeSwitch "r" routes on the outcome of question "b": true → runCode "page"; false → runCode "queue" (with retries); the uncertain branch (the answer is refused, or its confidence is under 0.8: this cannot apply, because a System One noul answer has no confidence, so jevlab keeps no min_confidence for "b") has no node.`},
 	},
 }
 
