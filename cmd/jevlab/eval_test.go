@@ -414,3 +414,29 @@ func TestEvalSIGINTMarksInterrupted(t *testing.T) {
 		t.Errorf("summary:\n%s", stdout.String())
 	}
 }
+
+func TestEvalMaxCostStopsTheRun(t *testing.T) {
+	isolate(t)
+	srv, err := standin.New(standin.Config{Synthetic: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	defer srv.Close()
+	dir := t.TempDir()
+	setPath, dataPath := writeGenerated(t, dir, 2000)
+	dbPath := filepath.Join(dir, "cap.db")
+	// The stand-in bills len(body)/4+1 tokens, ~190 here: ~$8e-6 a request,
+	// so a $0.0001 cap allows about a dozen.
+	code, out, errOut := evalRun(t, "eval", setPath, "--data", dataPath, "--base-url", hs.URL, "--db", dbPath, "--rps", "0", "--max-cost", "0.0001")
+	if code != 1 || !strings.Contains(errOut, "spend cap $0.0001 reached") || !strings.Contains(errOut, "--resume") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	db, _ := store.Open(dbPath)
+	defer db.Close()
+	r, _ := db.ResolveRun(context.Background(), "latest")
+	if r.Status != store.StatusInterrupted || r.CostUSD > 0.0001 || r.Done < 5 || r.Done > 20 {
+		t.Errorf("capped run: status %s cost $%g done %d", r.Status, r.CostUSD, r.Done)
+	}
+}
