@@ -1,17 +1,15 @@
 package compare
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/jevlab/jevlab/evals/metrics"
-	"github.com/jevlab/jevlab/internal/testutil"
+	"github.com/jevlab/jevlab/evals/metrics/metricstest"
 	"github.com/jevlab/jevlab/provider"
 )
 
@@ -19,94 +17,8 @@ import (
 // set's dataset.jsonl labels, as one run.
 func loadRun(t testing.TB, set, file string) RunData {
 	t.Helper()
-	dir := testutil.Testdata(t, set)
-	rd := RunData{ID: file, Obs: map[string][]metrics.Obs{}}
-	labels := map[string]map[string]json.RawMessage{}
-	var order []string
-	eachLine(t, filepath.Join(dir, "dataset.jsonl"), func(b []byte) error {
-		var it struct {
-			ID     string                     `json:"id"`
-			Labels map[string]json.RawMessage `json:"labels"`
-		}
-		if err := json.Unmarshal(b, &it); err != nil {
-			return err
-		}
-		labels[it.ID] = it.Labels
-		order = append(order, it.ID)
-		return nil
-	})
-	answers := map[string]map[string]provider.Answer{}
-	lat := map[string]float64{}
-	eachLine(t, filepath.Join(dir, file), func(b []byte) error {
-		var ex provider.Exchange
-		var req provider.Request
-		var resp provider.Response
-		if err := json.Unmarshal(b, &ex); err != nil {
-			return err
-		}
-		if err := json.Unmarshal(ex.Request, &req); err != nil {
-			return err
-		}
-		if err := json.Unmarshal(ex.Response, &resp); err != nil {
-			return err
-		}
-		ans, err := provider.Check(&req, &resp)
-		if err != nil {
-			return err
-		}
-		if rd.Questions == nil {
-			rd.Questions = req.Questions
-		}
-		m := map[string]provider.Answer{}
-		for _, a := range ans {
-			m[a.ID] = a
-		}
-		answers[ex.ID] = m
-		lat[ex.ID] = ex.LatencyMS
-		return nil
-	})
-	for _, e := range rd.Questions {
-		for _, id := range order {
-			o := metrics.Obs{ItemID: id, LatencyMS: lat[id]}
-			if a, ok := answers[id][e.ID]; ok {
-				o.Answer = &a
-			} else {
-				o.ErrKind = "missing"
-			}
-			if raw, ok := labels[id][e.ID]; ok {
-				var v any
-				_ = json.Unmarshal(raw, &v)
-				switch x := v.(type) {
-				case bool:
-					o.Label, o.HasLabel = map[bool]int{false: 0, true: 1}[x], true
-				case string:
-					o.Label, o.HasLabel = e.Question.OptionIndex(x), true
-				case float64:
-					o.Label, o.HasLabel = int(x), true
-				}
-			}
-			rd.Obs[e.ID] = append(rd.Obs[e.ID], o)
-		}
-	}
-	return rd
-}
-
-func eachLine(t testing.TB, path string, fn func([]byte) error) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	n := 0
-	for sc.Scan() {
-		n++
-		if err := fn(sc.Bytes()); err != nil {
-			t.Fatalf("%s:%d: %v", path, n, err)
-		}
-	}
+	r := metricstest.Load(t, set, file)
+	return RunData{ID: file, Questions: r.Questions, Obs: r.Obs}
 }
 
 // TestDemoTriageRecordings compares the base recording with the repeat and

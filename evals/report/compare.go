@@ -1,0 +1,125 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/jevlab/jevlab/evals/compare"
+)
+
+func side(r compare.RunRef) string {
+	s := r.ID
+	if r.Name != "" {
+		s += " (" + r.Name + ")"
+	}
+	if r.Model != "" {
+		s += " · " + r.Model
+	}
+	return s
+}
+
+func delta(d compare.Delta) string {
+	s := fmt.Sprintf("%+.4g", d.Delta.Value)
+	if !d.Delta.Defined() {
+		return "—"
+	}
+	if d.Delta.HasInterval() {
+		s += fmt.Sprintf(" [%+.4g, %+.4g]", d.Delta.Lo, d.Delta.Hi)
+	}
+	if d.Significant {
+		if d.Better {
+			s += " better"
+		} else {
+			s += " worse"
+		}
+	}
+	return s
+}
+
+// WriteCompareText writes a comparison for a terminal.
+func WriteCompareText(w io.Writer, c *compare.Comparison) error {
+	b := &strings.Builder{}
+	fmt.Fprintf(b, "A  %s\nB  %s\n", side(c.A), side(c.B))
+	fmt.Fprintf(b, "verdict: %s", strings.ToUpper(c.Verdict))
+	if len(c.Regressions) > 0 {
+		fmt.Fprintf(b, " (%s)", strings.Join(c.Regressions, ", "))
+	}
+	fmt.Fprintf(b, "\nseed %d · B=%d paired resamples · alpha %.3g (Holm across questions)\n", c.Seed, c.Bootstrap, c.Alpha)
+	for _, q := range c.Questions {
+		fmt.Fprintf(b, "\nquestion %s (%s): %s", q.ID, q.Type, strings.ToUpper(q.Verdict))
+		if q.Reason != "" {
+			fmt.Fprintf(b, " — %s\n", q.Reason)
+			continue
+		}
+		fmt.Fprintf(b, " — %s\n", q.Why)
+		fmt.Fprintf(b, "  paired %d items (%d labelled) · only in A %d · only in B %d\n", q.Paired, q.PairedLabelled, q.OnlyA, q.OnlyB)
+		if q.LabelMismatch > 0 {
+			fmt.Fprintf(b, "  %d items are labelled differently in the two runs (A's labels used)\n", q.LabelMismatch)
+		}
+		for _, d := range q.Deltas {
+			fmt.Fprintf(b, "  %-20s A %-9s B %-9s Δ %s\n", d.Metric, num(d.A.Value), num(d.B.Value), delta(d))
+		}
+		m := q.McNemar
+		if q.PairedLabelled > 0 {
+			fmt.Fprintf(b, "  McNemar exact: %d right→wrong, %d wrong→right, p=%.3g (Holm %.3g)\n", m.ARightBWrong, m.AWrongBRight, m.P, m.PHolm)
+			fmt.Fprintf(b, "  flips: %d fixed · %d broken · %d changed but still wrong\n", q.Flips.Fixed, q.Flips.Broken, q.Flips.Changed)
+			for i, f := range q.Flips.Items {
+				if i == 10 {
+					fmt.Fprintf(b, "    … %d more in --json\n", len(q.Flips.Items)-10)
+					break
+				}
+				fmt.Fprintf(b, "    %-7s %-16s label %-12s %s → %s  p(true) %.2f → %.2f\n", f.Kind, f.ItemID, short(f.Label, 12), short(f.A, 14), short(f.B, 14), f.PTrueA, f.PTrueB)
+			}
+		}
+		dr := q.Drift
+		fmt.Fprintf(b, "  drift: %d of %d decisions changed (%.3g) · mean TV %.4g · mean |Δp| %.4g · %d answers changed at all\n",
+			dr.ChangedDecisions, dr.N, dr.ChangedShare, dr.MeanTV, dr.MeanAbsDeltaP, dr.ChangedValues)
+		if q.Noise.Known {
+			fmt.Fprintf(b, "  own noise (repeats): flip rate %.3g · mean TV %.4g\n", q.Noise.FlipRate, q.Noise.MeanTV)
+		}
+	}
+	fmt.Fprintf(b, "\n%s\n", c.Conventions)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteCompareMarkdown writes a comparison as a PR comment.
+func WriteCompareMarkdown(w io.Writer, c *compare.Comparison) error {
+	b := &strings.Builder{}
+	icon := map[string]string{compare.Regressed: "❌", compare.Improved: "✅", compare.NoChange: "➖", compare.WithinNoise: "〰️", compare.NotComparable: "⚠️"}
+	fmt.Fprintf(b, "### jevlab compare: %s %s\n\nA: `%s` · B: `%s` · seed %d · B=%d · alpha %.3g (Holm)\n\n",
+		icon[c.Verdict], c.Verdict, mdEsc(side(c.A)), mdEsc(side(c.B)), c.Seed, c.Bootstrap, c.Alpha)
+	b.WriteString("| question | verdict | paired | Δ accuracy | Δ Brier | McNemar p (Holm) | fixed / broken | drift (changed, TV) |\n|---|---|---:|---|---|---|---|---|\n")
+	for _, q := range c.Questions {
+		if q.Reason != "" {
+			fmt.Fprintf(b, "| `%s` | %s %s | | | | | | %s |\n", mdEsc(q.ID), icon[q.Verdict], q.Verdict, mdEsc(q.Reason))
+			continue
+		}
+		var da, dbr string
+		for _, d := range q.Deltas {
+			switch d.Metric {
+			case "accuracy":
+				da = delta(d)
+			case "brier":
+				dbr = delta(d)
+			}
+		}
+		fmt.Fprintf(b, "| `%s` | %s %s | %d | %s | %s | %.3g | %d / %d | %d, %.3g |\n", mdEsc(q.ID), icon[q.Verdict], q.Verdict,
+			q.PairedLabelled, da, dbr, q.McNemar.PHolm, q.Flips.Fixed, q.Flips.Broken, q.Drift.ChangedDecisions, q.Drift.MeanTV)
+	}
+	for _, q := range c.Questions {
+		if len(q.Flips.Items) == 0 {
+			continue
+		}
+		fmt.Fprintf(b, "\n<details><summary><code>%s</code>: %d broken, %d fixed, %d changed</summary>\n\n| item | kind | label | A | B | p(true) A → B |\n|---|---|---|---|---|---|\n",
+			mdEsc(q.ID), q.Flips.Broken, q.Flips.Fixed, q.Flips.Changed)
+		for _, f := range q.Flips.Items {
+			fmt.Fprintf(b, "| `%s` | %s | %s | %s | %s | %.2f → %.2f |\n", mdEsc(f.ItemID), f.Kind, mdEsc(f.Label), mdEsc(f.A), mdEsc(f.B), f.PTrueA, f.PTrueB)
+		}
+		b.WriteString("\n</details>\n")
+	}
+	fmt.Fprintf(b, "\n<sub>%s</sub>\n", mdEsc(c.Conventions))
+	_, err := io.WriteString(w, b.String())
+	return err
+}

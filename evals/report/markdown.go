@@ -1,0 +1,75 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/jevlab/jevlab/evals/metrics"
+)
+
+// mdEsc escapes the characters that break a Markdown table cell.
+func mdEsc(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// headline returns the type's most telling metric beyond accuracy.
+func headline(q *metrics.QuestionReport) string {
+	switch {
+	case q.Choice != nil:
+		return "macro-F1 " + est(q.Choice.MacroF1)
+	case q.Noul != nil:
+		return "AUROC " + est(q.Noul.AUROC)
+	case q.Score != nil:
+		return "QWK " + est(q.Score.QWK)
+	}
+	return ""
+}
+
+// WriteMarkdown writes a run report as Markdown, fit for a PR comment: a
+// summary table, the gates, and per-question details folded away.
+func WriteMarkdown(w io.Writer, rep *RunReport) error {
+	b := &strings.Builder{}
+	if r := rep.Run; r != nil {
+		fmt.Fprintf(b, "### jevlab run `%s`", r.ID)
+		if r.Name != "" {
+			fmt.Fprintf(b, " (%s)", mdEsc(r.Name))
+		}
+		fmt.Fprintf(b, "\n\n%s · %d/%d items · %d errors · model `%s` → `%s` · question set `%s`\n\n",
+			r.Status, r.Done, r.Total, r.Errors, r.Model, strings.Join(r.Models, ", "), mdEsc(r.SetName))
+	}
+	if len(rep.Gates) > 0 {
+		if rep.Passed {
+			b.WriteString("**Gates: all passed** ✅\n\n")
+		} else {
+			b.WriteString("**Gates: FAILED** ❌\n\n")
+		}
+	}
+	b.WriteString("| question | type | labelled | accuracy | ECE | Brier | log loss | |\n|---|---|---:|---|---|---|---|---|\n")
+	for _, q := range rep.Questions {
+		fmt.Fprintf(b, "| `%s` | %s | %d | %s | %s | %s | %s | %s |\n", mdEsc(q.ID), q.Type, q.Labelled,
+			est(q.Accuracy), est(q.ECE), est(q.Brier), est(q.LogLoss), headline(q))
+	}
+	if len(rep.Gates) > 0 {
+		b.WriteString("\n| | question | gate | result | source |\n|---|---|---|---|---|\n")
+		for _, g := range rep.Gates {
+			mark := "✅"
+			if !g.Passed {
+				mark = "❌"
+			}
+			fmt.Fprintf(b, "| %s | `%s` | %s | %s | %s |\n", mark, mdEsc(g.Question), g.Gate, mdEsc(g.Msg), g.Source)
+		}
+	}
+	for _, q := range rep.Questions {
+		fmt.Fprintf(b, "\n<details><summary><code>%s</code> details</summary>\n\n```\n", mdEsc(q.ID))
+		sb := &strings.Builder{}
+		writeQuestionText(sb, q)
+		b.WriteString(strings.ReplaceAll(sb.String(), "```", "'''"))
+		b.WriteString("```\n\n</details>\n")
+	}
+	if len(rep.Questions) > 0 {
+		fmt.Fprintf(b, "\n<sub>%s</sub>\n", mdEsc(Conventions(rep.Questions[0].Conventions)))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,198 @@
+// Package report turns runs and comparisons into what people and CI read:
+// text (the default), JSON, Markdown (a PR comment) and JUnit XML (one test
+// case per question × gate), and evaluates the question set's gates.
+package report
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/jevlab/jevlab/evals/compare"
+	"github.com/jevlab/jevlab/evals/metrics"
+	"github.com/jevlab/jevlab/evals/questionset"
+	"github.com/jevlab/jevlab/evals/runner"
+	"github.com/jevlab/jevlab/store"
+)
+
+// RunReport is one run's full report: the stored run, each question's
+// metrics and the gates evaluated on them.
+type RunReport struct {
+	Run       *store.Run                `json:"run"`
+	Set       *questionset.Set          `json:"-"`
+	Questions []*metrics.QuestionReport `json:"questions"`
+	Gates     []GateResult              `json:"gates,omitempty"`
+	// Passed is false when any gate failed.
+	Passed bool `json:"passed"`
+}
+
+// GateResult is one question × gate condition.
+type GateResult struct {
+	Question string  `json:"question"`
+	Gate     string  `json:"gate"` // e.g. "min_accuracy"
+	Metric   string  `json:"metric"`
+	Limit    float64 `json:"limit"`
+	// Value is the metric's point value (NaN, written null, when it could
+	// not be computed — which fails the gate).
+	Value  metrics.Estimate `json:"value"`
+	Passed bool             `json:"passed"`
+	Source string           `json:"source"` // "question set" or "flag"
+	Msg    string           `json:"message"`
+}
+
+// Load reads a stored run (its question-set snapshot and answers), computes
+// every question's metrics with opt (the noul threshold comes from the set)
+// and evaluates the set's gates plus flags.
+func Load(ctx context.Context, db *store.DB, run *store.Run, opt metrics.Options, flags questionset.Gate) (*RunReport, error) {
+	snap, err := db.QuestionSet(ctx, run.SetHash)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: question set: %w", run.ID, err)
+	}
+	set, err := runner.ParseSnapshot(run.SetName, snap.Body)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", run.ID, err)
+	}
+	obs := make(map[string][]metrics.Obs, len(set.Questions))
+	err = db.ForEachAnswer(ctx, run.ID, func(a *store.ItemAnswer) error {
+		obs[a.QuestionID] = append(obs[a.QuestionID], ObsOf(a))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if opt.Model == "" && len(run.Models) > 0 {
+		opt.Model = strings.Join(run.Models, "+")
+	}
+	return Build(run, set, obs, opt, flags), nil
+}
+
+// ObsOf converts a stored answer into a metrics observation.
+func ObsOf(a *store.ItemAnswer) metrics.Obs {
+	o := metrics.Obs{ItemID: a.ItemID, Answer: a.Answer, ErrKind: a.ErrKind, LatencyMS: a.LatencyMS, Repeat: a.Repeat}
+	if a.Answer == nil && o.ErrKind == "" {
+		o.ErrKind = "unknown"
+	}
+	if a.Label != nil {
+		o.Label, o.HasLabel = *a.Label, true
+	}
+	return o
+}
+
+// Build computes the report of run from observations grouped by question
+// id, in the set's question order.
+func Build(run *store.Run, set *questionset.Set, obs map[string][]metrics.Obs, opt metrics.Options, flags questionset.Gate) *RunReport {
+	rep := &RunReport{Run: run, Set: set}
+	for _, e := range set.Questions {
+		o := opt
+		o.Threshold = set.Threshold(e.ID)
+		q := e.Question
+		r := metrics.Compute(&q, obs[e.ID], o)
+		r.ID = e.ID
+		if r.Selective.Cutpoint != nil {
+			r.Selective.Cutpoint.Question = e.ID
+		}
+		rep.Questions = append(rep.Questions, r)
+	}
+	rep.Gates = EvaluateGates(set, flags, rep.Questions)
+	rep.Passed = true
+	for _, g := range rep.Gates {
+		rep.Passed = rep.Passed && g.Passed
+	}
+	return rep
+}
+
+// gateSpec is one Gate field: its file name, the metric it reads, and
+// whether the value must stay at or above (min) or at or below the limit.
+type gateSpec struct {
+	name, metric string
+	min          bool
+	get          func(*questionset.Gate) *float64
+	value        func(*metrics.QuestionReport) (metrics.Estimate, bool) // false: not applicable to the type
+}
+
+var gateSpecs = []gateSpec{
+	{"min_accuracy", "accuracy", true, func(g *questionset.Gate) *float64 { return g.MinAccuracy },
+		func(r *metrics.QuestionReport) (metrics.Estimate, bool) { return r.Accuracy, true }},
+	{"max_ece", "ece", false, func(g *questionset.Gate) *float64 { return g.MaxECE },
+		func(r *metrics.QuestionReport) (metrics.Estimate, bool) { return r.ECE, true }},
+	{"max_brier", "brier", false, func(g *questionset.Gate) *float64 { return g.MaxBrier },
+		func(r *metrics.QuestionReport) (metrics.Estimate, bool) { return r.Brier, true }},
+	{"min_macro_f1", "macro_f1", true, func(g *questionset.Gate) *float64 { return g.MinMacroF1 },
+		func(r *metrics.QuestionReport) (metrics.Estimate, bool) {
+			if r.Choice == nil {
+				return metrics.Estimate{}, false
+			}
+			return r.Choice.MacroF1, true
+		}},
+	{"max_log_loss", "log_loss", false, func(g *questionset.Gate) *float64 { return g.MaxLogLoss },
+		func(r *metrics.QuestionReport) (metrics.Estimate, bool) { return r.LogLoss, true }},
+	{"min_within_one", "within_one_argmax", true, func(g *questionset.Gate) *float64 { return g.MinWithinOne },
+		func(r *metrics.QuestionReport) (metrics.Estimate, bool) {
+			if r.Score == nil {
+				return metrics.Estimate{}, false
+			}
+			return r.Score.WithinOneArgmax, true
+		}},
+	{"max_error_rate", "error_rate", false, func(g *questionset.Gate) *float64 { return g.MaxErrorRate },
+		func(r *metrics.QuestionReport) (metrics.Estimate, bool) {
+			if r.N == 0 {
+				return metrics.Point(math.NaN()), true
+			}
+			return metrics.Point(float64(r.N-r.Answered) / float64(r.N)), true
+		}},
+}
+
+// EvaluateGates checks every question against its effective gate: the
+// set's "*" gate, overridden field by field by the question's own gate,
+// overridden by flags. A gate on a metric that could not be computed (no
+// labels) fails; a gate on a metric the type lacks (macro-F1 of a noul) is
+// not applied. Values are point estimates.
+func EvaluateGates(set *questionset.Set, flags questionset.Gate, qs []*metrics.QuestionReport) []GateResult {
+	var out []GateResult
+	for _, r := range qs {
+		for _, sp := range gateSpecs {
+			limit, src := (*float64)(nil), ""
+			if set != nil {
+				if g, ok := set.Gates["*"]; ok && sp.get(&g) != nil {
+					limit, src = sp.get(&g), "question set"
+				}
+				if g, ok := set.Gates[r.ID]; ok && sp.get(&g) != nil {
+					limit, src = sp.get(&g), "question set"
+				}
+			}
+			if v := sp.get(&flags); v != nil {
+				limit, src = v, "flag"
+			}
+			if limit == nil {
+				continue
+			}
+			v, ok := sp.value(r)
+			if !ok {
+				continue
+			}
+			gr := GateResult{Question: r.ID, Gate: sp.name, Metric: sp.metric, Limit: *limit, Value: v, Source: src}
+			op := "<="
+			if sp.min {
+				op = ">="
+			}
+			switch {
+			case !v.Defined():
+				gr.Msg = fmt.Sprintf("%s could not be computed (%d labelled answers)", sp.metric, r.Labelled)
+			case sp.min && v.Value >= *limit, !sp.min && v.Value <= *limit:
+				gr.Passed = true
+				gr.Msg = fmt.Sprintf("%s %.4g %s %.4g", sp.metric, v.Value, op, *limit)
+			default:
+				gr.Msg = fmt.Sprintf("%s %.4g, needs %s %.4g", sp.metric, v.Value, op, *limit)
+			}
+			if v.HasInterval() {
+				gr.Msg += fmt.Sprintf(" (95%% CI %.4g–%.4g)", v.Lo, v.Hi)
+			}
+			out = append(out, gr)
+		}
+	}
+	return out
+}
+
+// Regressed reports whether a comparison found a significant regression.
+func Regressed(c *compare.Comparison) bool { return c.Verdict == compare.Regressed }

@@ -1,0 +1,227 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/jevlab/jevlab/evals/metrics"
+)
+
+// est formats an estimate as "0.842 [0.806, 0.876]" ("—" when undefined).
+func est(e metrics.Estimate) string {
+	if !e.Defined() {
+		return "—"
+	}
+	if !e.HasInterval() {
+		return fmt.Sprintf("%.4g", e.Value)
+	}
+	return fmt.Sprintf("%.4g [%.4g, %.4g]", e.Value, e.Lo, e.Hi)
+}
+
+func num(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "—"
+	}
+	return fmt.Sprintf("%.4g", v)
+}
+
+// WriteJSON writes v (a *RunReport or *compare.Comparison) as indented JSON.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// Conventions returns the one-line statement of how the numbers were made.
+func Conventions(c metrics.Conventions) string {
+	boot := fmt.Sprintf("bootstrap percentile 95%% intervals, B=%d, seed %d", c.Bootstrap, c.Seed)
+	if c.Bootstrap == 0 {
+		boot = fmt.Sprintf("no bootstrap intervals (seed %d)", c.Seed)
+	}
+	return fmt.Sprintf("%s; ECE over %d bins (equal-width (lo,hi] and equal-mass, ties never split), MCE over bins with n>=%d; log loss clipped at ε=%g; Brier %s; latency nearest-rank; metrics use each item's first repeat",
+		boot, c.Bins, c.MinBinCount, c.EpsilonLogLoss, c.Brier)
+}
+
+// WriteText writes the full human-readable report of a run.
+func WriteText(w io.Writer, rep *RunReport) error {
+	b := &strings.Builder{}
+	if r := rep.Run; r != nil {
+		name := ""
+		if r.Name != "" {
+			name = " (" + r.Name + ")"
+		}
+		fmt.Fprintf(b, "run %s%s · %s · %d/%d items · %d errors\n", r.ID, name, r.Status, r.Done, r.Total, r.Errors)
+		fmt.Fprintf(b, "question set %s · dataset %s · model %s → %s\n", r.SetName, dash(r.DatasetPath), r.Model, dash(strings.Join(r.Models, ", ")))
+	}
+	if len(rep.Questions) > 0 {
+		fmt.Fprintf(b, "conventions: %s\n", Conventions(rep.Questions[0].Conventions))
+	}
+	for _, q := range rep.Questions {
+		b.WriteString("\n")
+		writeQuestionText(b, q)
+	}
+	if len(rep.Gates) > 0 {
+		b.WriteString("\ngates\n")
+		for _, g := range rep.Gates {
+			mark := "PASS"
+			if !g.Passed {
+				mark = "FAIL"
+			}
+			fmt.Fprintf(b, "  %s  %-20s %-16s %s (%s)\n", mark, g.Question, g.Gate, g.Msg, g.Source)
+		}
+		if rep.Passed {
+			b.WriteString("all gates passed\n")
+		} else {
+			b.WriteString("GATES FAILED\n")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+func writeQuestionText(b *strings.Builder, q *metrics.QuestionReport) {
+	fmt.Fprintf(b, "question %s (%s) · %d items · %d answered · %d labelled", q.ID, q.Type, q.N, q.Answered, q.Labelled)
+	if len(q.Errors) > 0 {
+		fmt.Fprintf(b, " · errors %s", kinds(q.Errors))
+	}
+	b.WriteString("\n")
+	row := func(name, val string) { fmt.Fprintf(b, "  %-20s %s\n", name, val) }
+	acc := est(q.Accuracy)
+	if q.Noul != nil {
+		acc += fmt.Sprintf("  (p >= %.3g)", q.Conventions.Threshold)
+	}
+	row("accuracy", acc)
+	switch {
+	case q.Choice != nil:
+		row("macro-F1", est(q.Choice.MacroF1))
+		if q.Choice.ArgmaxDisagree > 0 {
+			row("", fmt.Sprintf("%d answers chose an option that is not the first highest probability", q.Choice.ArgmaxDisagree))
+		}
+	case q.Score != nil:
+		s := q.Score
+		row("exact (argmax)", est(s.ExactArgmax))
+		row("within one (argmax)", est(s.WithinOneArgmax))
+		row("exact (nearest)", est(s.ExactNearest))
+		row("within one (nearest)", est(s.WithinOneNearest))
+		row("rules disagree", fmt.Sprintf("%.3g of answers", s.Disagreement))
+		row("MAE / RMSE of score", est(s.MAE)+" / "+est(s.RMSE))
+		row("QWK", est(s.QWK))
+		row("Spearman", est(s.Spearman))
+		row("RPS", est(s.RPS))
+	}
+	row("Brier", est(q.Brier))
+	if n := q.Noul; n != nil {
+		row("", fmt.Sprintf("reliability %.4g · resolution %.4g · uncertainty %.4g · skill %s", n.Reliability, n.Resolution, n.Uncertainty, num(n.Skill.Value)))
+	}
+	ll := est(q.LogLoss)
+	if q.NClipped > 0 {
+		ll += fmt.Sprintf("  (%d answers gave the true outcome probability 0, clipped at ε)", q.NClipped)
+	}
+	row("log loss", ll)
+	row("ECE equal-width", fmt.Sprintf("%s  (%d of %d bins used; MCE %s)", est(q.ECE), q.EffectiveBins, q.Conventions.Bins, num(q.MCE.Value)))
+	row("ECE equal-mass", fmt.Sprintf("%s  (%d bins; MCE %s)", est(q.ECEMass), q.EffectiveBinsMass, num(q.MCEMass.Value)))
+	if q.Noise.FloorDraws > 0 {
+		row("ECE noise floor", fmt.Sprintf("mean %.4g, p95 %.4g (perfectly calibrated outcomes at this n)", q.Noise.ECEFloorMean, q.Noise.ECEFloorP95))
+	}
+	if n := q.Noul; n != nil {
+		row("AUROC", est(n.AUROC))
+		row("AUPRC", est(n.AUPRC))
+		if ap := n.AtPrecision; ap.Found {
+			row(fmt.Sprintf("precision >= %.3g", ap.Target), fmt.Sprintf("at p >= %.3g (precision %.3g, recall %.3g, in sample)", ap.Threshold, ap.Precision, ap.Recall))
+		} else if n.Positives > 0 {
+			row(fmt.Sprintf("precision >= %.3g", ap.Target), "not reached at any threshold")
+		}
+	}
+	if len(q.Reliability) > 0 {
+		b.WriteString("  reliability (equal-width)   bin          n   confidence  observed\n")
+		for _, bin := range q.Reliability {
+			fmt.Fprintf(b, "                              (%.2f,%.2f] %5d   %.3f       %.3f\n", bin.Lo, bin.Hi, bin.N, bin.Confidence, bin.Observed)
+		}
+	}
+	if len(q.ReliabilityMass) > 0 {
+		ns := make([]string, len(q.ReliabilityMass))
+		for i, bin := range q.ReliabilityMass {
+			ns[i] = fmt.Sprint(bin.N)
+		}
+		row("equal-mass bin n", strings.Join(ns, " "))
+	}
+	if c := confusion(q); c != nil {
+		writeConfusion(b, q.Classes, c)
+	}
+	sel := q.Selective
+	row("selective", fmt.Sprintf("confidence = %s · AURC %s · E-AURC %s", sel.ConfidenceName, est(sel.AURC), num(sel.EAURC)))
+	if c := sel.Cutpoint; c != nil {
+		row("cut-point", fmt.Sprintf("confidence >= %.3g for accuracy %.3g: fitted on %d (coverage %.3g), held out %d: accuracy %.3g coverage %.3g (seed %d)",
+			c.Cutpoint, c.Target, c.FitN, c.FitCoverage, c.HoldoutN, c.HoldoutAccuracy, c.HoldoutCoverage, c.Seed))
+	} else if sel.Refused != "" {
+		row("cut-point", "none: "+sel.Refused)
+	}
+	if l := q.Latency; l.N > 0 {
+		row("latency", fmt.Sprintf("p50 %.0f ms · p95 %.0f ms · p99 %.0f ms (n %d, nearest-rank)", l.P50, l.P95, l.P99, l.N))
+	}
+	if q.Tokens.Input+q.Tokens.Output > 0 || q.CostUSD > 0 {
+		row("tokens / cost", fmt.Sprintf("%d in · %d out · $%.4f", q.Tokens.Input, q.Tokens.Output, q.CostUSD))
+	}
+	if nz := q.Noise; nz.Items > 0 {
+		row("repeat noise", fmt.Sprintf("%d items with repeats: %d flipped (%.3g) · mean TV %.4g", nz.Items, nz.Flipped, nz.FlipRate, nz.MeanDelta))
+	}
+}
+
+func confusion(q *metrics.QuestionReport) [][]int {
+	switch {
+	case q.Choice != nil:
+		return q.Choice.Confusion
+	case q.Score != nil:
+		return q.Score.Confusion
+	}
+	return nil
+}
+
+func short(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+func writeConfusion(b *strings.Builder, classes []string, c [][]int) {
+	b.WriteString("  confusion (rows: label, columns: decision)\n")
+	fmt.Fprintf(b, "    %-14s", "")
+	for j := range c {
+		fmt.Fprintf(b, " %6s", short(fmt.Sprint(j), 6))
+	}
+	b.WriteString("\n")
+	for i, row := range c {
+		fmt.Fprintf(b, "    %-14s", short(fmt.Sprintf("%d %s", i, classes[i]), 14))
+		for _, v := range row {
+			fmt.Fprintf(b, " %6d", v)
+		}
+		b.WriteString("\n")
+	}
+}
+
+func kinds(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
