@@ -325,6 +325,10 @@ func TestEvalResumeAfterSIGKILL(t *testing.T) {
 	}
 	d, _ = store.Open(fullDB)
 	rs, _ := d.Runs(context.Background(), store.RunFilter{})
+	// Every request's raw exchange is kept, linked to its run.
+	if n, err := d.ExchangeCount(context.Background(), rs[0].ID); err != nil || n != 2000 {
+		t.Errorf("uninterrupted run kept %d exchanges (%v), want 2000", n, err)
+	}
 	d.Close()
 
 	got, perQ := storedAnswers(t, killedDB, runID)
