@@ -90,7 +90,8 @@ func checkOne(id string, q *Question, raw json.RawMessage) (Answer, []error) {
 			bad(field, "%v is outside [0, 1]", v)
 		}
 	}
-	if w.Confidence != nil {
+	// A noul has no confidence; one sent anyway is ignored and stays in Raw.
+	if w.Confidence != nil && q.Type != Noul {
 		unit("confidence", *w.Confidence)
 		a.Confidence, a.HasConfidence = *w.Confidence, true
 	}
@@ -102,8 +103,6 @@ func checkOne(id string, q *Question, raw json.RawMessage) (Answer, []error) {
 		}
 		unit("noul", *w.Noul)
 		a.P = *w.Noul
-		// A noul has no confidence; one sent anyway stays in Raw only.
-		a.Confidence, a.HasConfidence = 0, false
 	case Choice:
 		if w.Choice == nil {
 			bad("choice", "missing")

@@ -3,6 +3,7 @@ package provider
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -156,6 +157,10 @@ func (q *Question) UnmarshalJSON(data []byte) error {
 	switch q.Type {
 	case Choice, Noul:
 		opts, err := objectFields(criteria)
+		var dup *FieldError
+		if errors.As(err, &dup) {
+			return &FieldError{Field: "criteria." + dup.Field, Msg: "duplicate " + map[QuestionType]string{Choice: "option label", Noul: "key"}[q.Type]}
+		}
 		if err != nil {
 			return &FieldError{Field: "criteria", Msg: "must be an object mapping " + map[QuestionType]string{Choice: "option label", Noul: `"true"/"false"`}[q.Type] + " to a description"}
 		}
@@ -185,6 +190,15 @@ type rawField struct {
 // objectFields splits a JSON object into its fields in document order.
 // Duplicate keys are an error: a JSON map cannot carry both.
 func objectFields(data []byte) ([]rawField, error) {
+	if out, ok := fastObjectFields(data); ok {
+		return out, nil
+	}
+	return slowObjectFields(data)
+}
+
+// slowObjectFields is objectFields on encoding/json's decoder: it decides
+// every input the fast scanner leaves alone and words the errors.
+func slowObjectFields(data []byte) ([]rawField, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	tok, err := dec.Token()
@@ -223,6 +237,9 @@ func objectFields(data []byte) ([]rawField, error) {
 func compact(v json.RawMessage) json.RawMessage {
 	if v == nil {
 		return nil
+	}
+	if isCompact(v) {
+		return append(json.RawMessage(nil), v...)
 	}
 	var b bytes.Buffer
 	if err := json.Compact(&b, v); err != nil {

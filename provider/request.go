@@ -3,6 +3,7 @@ package provider
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -61,6 +62,10 @@ func (qs Questions) appendJSON(b *bytes.Buffer) {
 // not decode is reported with its id.
 func (qs *Questions) UnmarshalJSON(data []byte) error {
 	fields, err := objectFields(data)
+	var dup *FieldError
+	if errors.As(err, &dup) {
+		return &QuestionError{ID: dup.Field, Err: &FieldError{Field: "id", Msg: "duplicate question id"}}
+	}
 	if err != nil {
 		return fmt.Errorf("questions: %w", err)
 	}

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"unicode"
@@ -80,14 +81,68 @@ func (r *Request) ValidateWith(lim Limits) error {
 	return nil
 }
 
-// Size returns the serialized size of the request in bytes.
+// Size returns the exact length in bytes of the request as MarshalJSON
+// writes it, without building it.
 func (r *Request) Size() int {
-	n := len(`{"model":"","state":,"questions":{}}`) + len(r.Model) + len(r.State)
+	n := len(`{"model":,"state":,"questions":{}}`) + jsonStringLen(r.Model)
+	if r.State == nil {
+		n += len("null")
+	} else {
+		n += len(r.State)
+	}
 	for i := range r.Questions {
-		b, _ := r.Questions[i].Question.MarshalJSON()
-		n += len(r.Questions[i].ID) + 4 + len(b)
+		if i > 0 {
+			n++ // comma
+		}
+		n += jsonStringLen(r.Questions[i].ID) + 1 + r.Questions[i].Question.size()
 	}
 	return n
+}
+
+// size is the length of the question as appendJSON writes it.
+func (q *Question) size() int {
+	n := len(`{"type":}`) + jsonStringLen(string(q.Type))
+	if q.Instructions != nil {
+		n += len(`,"instructions":`) + len(q.Instructions)
+	}
+	raw := func(v json.RawMessage) int {
+		if v == nil {
+			return len("null")
+		}
+		return len(v)
+	}
+	switch q.Type {
+	case Choice, Noul:
+		if q.Type == Noul && len(q.Options) == 0 {
+			break
+		}
+		n += len(`,"criteria":{}`)
+		for i, o := range q.Options {
+			if i > 0 {
+				n++
+			}
+			n += jsonStringLen(o.Label) + 1 + raw(o.Description)
+		}
+	case Score:
+		n += len(`,"criteria":[]`)
+		for i, l := range q.Levels {
+			if i > 0 {
+				n++
+			}
+			n += raw(l)
+		}
+	}
+	return n
+}
+
+// jsonStringLen is the length of s encoded by writeJSONString.
+func jsonStringLen(s string) int {
+	if isPlainASCII(s) {
+		return len(s) + 2
+	}
+	var b bytes.Buffer
+	writeJSONString(&b, s)
+	return b.Len()
 }
 
 // Validate checks one question on its own and returns every problem.
@@ -217,7 +272,7 @@ func kindOf(v json.RawMessage) byte {
 	if v == nil {
 		return 0
 	}
-	if !json.Valid(v) {
+	if !fastValid(v) && !json.Valid(v) {
 		return 'x'
 	}
 	for _, c := range v {
