@@ -190,3 +190,30 @@ func TestNewSetFromScratch(t *testing.T) {
 		t.Errorf("empty set: %v", err)
 	}
 }
+
+// TestSavedAdoptsBackgroundWrite: the workbench marshals, writes in the
+// background, then tells the set; an unchanged set then marshals to the
+// written bytes, and a later edit patches the adopted tree.
+func TestSavedAdoptsBackgroundWrite(t *testing.T) {
+	s := New("bg")
+	if err := s.AddQuestion("q", provider.Question{Type: provider.Noul}, -1); err != nil {
+		t.Fatal(err)
+	}
+	data, err := s.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = append([]byte("# written by hand later\n"), data...) // as if the file gained a comment
+	s.Saved("bg.yaml", data)
+	if out, _ := s.Marshal(); string(out) != string(data) || s.Path != "bg.yaml" {
+		t.Errorf("unchanged set after Saved:\n%s", out)
+	}
+	if err := s.SetInstructions("q", provider.String("Is it?")); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := s.Marshal()
+	want := "# written by hand later\nname: bg\nquestions:\n  q:\n    type: noul\n    instructions: Is it?\n"
+	if string(out) != want {
+		t.Errorf("edit after Saved:\n%s", out)
+	}
+}

@@ -92,6 +92,22 @@ func (s *Set) Save(path string) error {
 	return nil
 }
 
+// Saved tells the set that data (its Marshal output) was written to path
+// by someone else, e.g. the workbench writing in the background: later
+// Marshal calls return data unchanged while the set still matches it.
+func (s *Set) Saved(path string, data []byte) {
+	back, err := Parse(path, data)
+	if err != nil {
+		return // not a file this set can adopt; keep diffing against the old one
+	}
+	s.Path = path
+	s.orig = append([]byte(nil), data...)
+	s.snapshot = back.snapshot
+	if s.doc == nil && !s.isJSON {
+		s.doc = back.doc
+	}
+}
+
 // WriteFileAtomic writes data to path through a temporary file in the same
 // directory that is fsynced and renamed over path. An existing file's mode
 // is kept; perm applies to a new file.

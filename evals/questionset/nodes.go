@@ -184,9 +184,9 @@ func mergeSources(v *yaml.Node, depth int) ([]pair, error) {
 	return nil, &posError{v, "a merge key (<<) needs a mapping or a list of mappings"}
 }
 
-// keyString returns a mapping key as text. Booleans keep their canonical
-// spelling (a noul's `true:`/`false:` criteria keys); other scalars their
-// text. Null and collection keys are rejected.
+// keyString returns a mapping key as text. Booleans become "true"/"false"
+// (a noul's `true:`/`false:` criteria keys); numbers, null and collection
+// keys are rejected, so `1:` never silently becomes a label.
 func keyString(k *yaml.Node) (string, error) {
 	for k.Kind == yaml.AliasNode && k.Alias != nil {
 		k = k.Alias
@@ -198,12 +198,17 @@ func keyString(k *yaml.Node) (string, error) {
 	case "!!null":
 		return "", &posError{k, "a key must be text, not null; quote it if you mean the word"}
 	case "!!bool":
+		// `true:`/`false:` are how YAML users write a noul's criteria.
 		if strings.EqualFold(k.Value, "true") {
 			return "true", nil
 		}
 		return "false", nil
+	case "!!int", "!!float":
+		return "", &posError{k, fmt.Sprintf("a key must be text, not a number; quote it: %q", k.Value)}
+	case "!!str", "!!timestamp":
+		return k.Value, nil
 	}
-	return k.Value, nil
+	return "", &posError{k, fmt.Sprintf("a key must be text; %s is not supported here", k.Tag)}
 }
 
 // scalarJSON returns the JSON for one scalar.
