@@ -59,6 +59,28 @@ func (db *DB) QuestionSet(ctx context.Context, hash string) (*QuestionSetSnapsho
 	return s, nil
 }
 
+// QuestionSetVersions returns the stored versions of the question set
+// called name, newest first (bodies included), so a change of wording can
+// be traced across runs.
+func (db *DB) QuestionSetVersions(ctx context.Context, name string) ([]*QuestionSetSnapshot, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT hash, name, path, body FROM question_sets WHERE name = ? ORDER BY created_at DESC, rowid DESC`, name)
+	if err != nil {
+		return nil, fmt.Errorf("versions of question set %q: %w", name, err)
+	}
+	defer rows.Close()
+	var out []*QuestionSetSnapshot
+	for rows.Next() {
+		s := &QuestionSetSnapshot{}
+		var body []byte
+		if err := rows.Scan(&s.Hash, &s.Name, &s.Path, &body); err != nil {
+			return nil, fmt.Errorf("versions of question set %q: %w", name, err)
+		}
+		s.Body = body
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
 // QuestionSetSnapshot returns the question set run was made with.
 func (db *DB) QuestionSetSnapshot(ctx context.Context, runID string) (*QuestionSetSnapshot, error) {
 	r, err := db.Run(ctx, runID)

@@ -90,7 +90,7 @@ func Open(path string) (*DB, error) {
 	sdb.SetMaxIdleConns(8)
 	sdb.SetConnMaxIdleTime(0)
 	db := &DB{sql: sdb, path: path, stmts: map[string]*sql.Stmt{}}
-	if err := db.migrate(context.Background()); err != nil {
+	if err := db.migrate(context.Background(), migrations); err != nil {
 		sdb.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
@@ -158,14 +158,16 @@ func (db *DB) SchemaVersion(ctx context.Context) (string, error) {
 	return v.String, err
 }
 
-// migrate applies every embedded migration not yet recorded in
-// schema_migrations, each in its own transaction, in file-name order.
-func (db *DB) migrate(ctx context.Context) error {
+// migrate applies every migration in fsys's migrations/ directory not yet
+// recorded in schema_migrations, each in its own transaction, in file-name
+// order (names start with their date, so that is the order they were
+// written). A failing migration is rolled back whole.
+func (db *DB) migrate(ctx context.Context, fsys fs.FS) error {
 	if _, err := db.sql.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version TEXT PRIMARY KEY, applied_at TEXT NOT NULL)`); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	entries, err := fs.ReadDir(migrations, "migrations")
+	entries, err := fs.ReadDir(fsys, "migrations")
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
@@ -178,7 +180,7 @@ func (db *DB) migrate(ctx context.Context) error {
 	sort.Strings(names)
 	for _, name := range names {
 		version := strings.TrimSuffix(name, ".sql")
-		body, err := migrations.ReadFile("migrations/" + name)
+		body, err := fs.ReadFile(fsys, "migrations/"+name)
 		if err != nil {
 			return fmt.Errorf("migrate %s: %w", name, err)
 		}

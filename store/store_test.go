@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/jevlab/jevlab/provider"
@@ -392,4 +393,53 @@ type providerExchange = provider.Exchange
 
 func sampleExchange(i int) provider.Exchange {
 	return provider.Exchange{Request: json.RawMessage(`{"model":"m","state":"s","questions":{}}`), Response: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))}
+}
+
+func TestMigrationsApplyInOrderAndRollBack(t *testing.T) {
+	db := openTemp(t)
+	ctx := context.Background()
+	fsys := fstest.MapFS{
+		// Listed out of order on purpose: the second needs the first.
+		"migrations/20270101_0002_more.sql": {Data: []byte(`ALTER TABLE extra ADD COLUMN b TEXT;`)},
+		"migrations/20270101_0001_extra.sql": {Data: []byte(`CREATE TABLE extra (a INTEGER);`)},
+	}
+	if err := db.migrate(ctx, fsys); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.sql.Exec(`INSERT INTO extra (a, b) VALUES (1, 'x')`); err != nil {
+		t.Errorf("migrated table: %v", err)
+	}
+	if v, _ := db.SchemaVersion(ctx); v != "20270101_0002_more" {
+		t.Errorf("version = %s", v)
+	}
+	// Applying again is a no-op.
+	if err := db.migrate(ctx, fsys); err != nil {
+		t.Errorf("re-migrate: %v", err)
+	}
+	bad := fstest.MapFS{"migrations/20270102_0001_bad.sql": {Data: []byte(`CREATE TABLE half (a INTEGER); SELECT * FROM no_such_table;`)}}
+	err := db.migrate(ctx, bad)
+	if err == nil || !strings.Contains(err.Error(), "20270102_0001_bad") {
+		t.Fatalf("bad migration: %v", err)
+	}
+	var n int
+	db.sql.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name = 'half'`).Scan(&n)
+	if n != 0 {
+		t.Error("a failed migration left its table behind")
+	}
+	if v, _ := db.SchemaVersion(ctx); v != "20270101_0002_more" {
+		t.Errorf("version after failure = %s", v)
+	}
+}
+
+func TestQuestionSetVersions(t *testing.T) {
+	db := openTemp(t)
+	ctx := context.Background()
+	h1, _ := db.SaveQuestionSet(ctx, "triage", "t.yaml", []byte(`{"v":1}`))
+	time.Sleep(2 * time.Millisecond)
+	h2, _ := db.SaveQuestionSet(ctx, "triage", "t.yaml", []byte(`{"v":2}`))
+	db.SaveQuestionSet(ctx, "other", "o.yaml", []byte(`{"v":3}`))
+	vs, err := db.QuestionSetVersions(ctx, "triage")
+	if err != nil || len(vs) != 2 || vs[0].Hash != h2 || vs[1].Hash != h1 || string(vs[1].Body) != `{"v":1}` {
+		t.Errorf("versions = %+v, %v", vs, err)
+	}
 }
