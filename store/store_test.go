@@ -400,7 +400,7 @@ func TestMigrationsApplyInOrderAndRollBack(t *testing.T) {
 	ctx := context.Background()
 	fsys := fstest.MapFS{
 		// Listed out of order on purpose: the second needs the first.
-		"migrations/20270101_0002_more.sql": {Data: []byte(`ALTER TABLE extra ADD COLUMN b TEXT;`)},
+		"migrations/20270101_0002_more.sql":  {Data: []byte(`ALTER TABLE extra ADD COLUMN b TEXT;`)},
 		"migrations/20270101_0001_extra.sql": {Data: []byte(`CREATE TABLE extra (a INTEGER);`)},
 	}
 	if err := db.migrate(ctx, fsys); err != nil {
