@@ -11,6 +11,7 @@ func commands(a *app) []*cobra.Command {
 		newEvalCmd(a),
 		newRunsCmd(a),
 		newShowCmd(a),
+		newCompareCmd(a),
 		newLintCmd(a),
 		newImportCmd(a),
 		newExportCmd(a),
