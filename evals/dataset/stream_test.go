@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -17,7 +18,7 @@ type genReader struct {
 }
 
 func newGenReader(n, size int) *genReader {
-	return &genReader{n: n, pad: strings.Repeat("lorem ipsum ", size/12)}
+	return &genReader{n: n, pad: strconv.Quote(strings.Repeat("lorem ipsum ", size/12))}
 }
 
 func (g *genReader) Read(p []byte) (int, error) {
@@ -25,7 +26,7 @@ func (g *genReader) Read(p []byte) (int, error) {
 		if g.i == g.n {
 			return 0, io.EOF
 		}
-		g.buf = fmt.Appendf(g.buf[:0], `{"id":"item-%07d","state":{"message":%q,"n":%d},"labels":{"queue":"billing","urgency":%d,"refund_request":%t}}`+"\n",
+		g.buf = fmt.Appendf(g.buf[:0], `{"id":"item-%07d","state":{"message":%s,"n":%d},"labels":{"queue":"billing","urgency":%d,"refund_request":%t}}`+"\n",
 			g.i, g.pad, g.i, g.i%4, g.i%2 == 0)
 		g.i++
 	}

@@ -303,6 +303,10 @@ func (p *parser) questions(s *Set, n *yaml.Node) {
 			p.errAt(kv.keyNode, "", "questions", "a question id must not be empty")
 			continue
 		}
+		if kv.key == "*" {
+			p.errAt(kv.keyNode, "", "questions", `"*" cannot be a question id: it means every question in gates`)
+			continue
+		}
 		q, ok := p.question(s, kv)
 		if ok {
 			s.Questions = append(s.Questions, provider.QuestionEntry{ID: kv.key, Question: q})
@@ -542,6 +546,10 @@ func (p *parser) unknown(k *yaml.Node, question, field string, known []string, h
 	if i := strings.LastIndexByte(field, '.'); i >= 0 {
 		last = field[i+1:]
 	}
+	if question == "" && field == last && serverField(last) {
+		p.errAt(k, question, field, "a question set cannot choose the server or the key (your API key goes only where you send it); use --base-url and TYPESAFE_API_KEY")
+		return
+	}
 	if a, ok := aliases[strings.ToLower(last)]; ok && contains(known, a) {
 		p.errAt(k, question, field, fmt.Sprintf("unknown field; did you mean %s?", a))
 		return
@@ -711,6 +719,16 @@ func needsQuote(label string) bool {
 		if r == ' ' || r == '.' || r == '"' || unicode.IsSpace(r) || unicode.IsControl(r) {
 			return true
 		}
+	}
+	return false
+}
+
+// serverField reports whether a top-level field looks like an attempt to
+// choose the endpoint or the credentials, which a shared file must never do.
+func serverField(k string) bool {
+	switch strings.ToLower(strings.NewReplacer("-", "", "_", "").Replace(k)) {
+	case "baseurl", "url", "endpoint", "host", "server", "apikey", "key", "token", "authorization":
+		return true
 	}
 	return false
 }

@@ -345,3 +345,23 @@ func TestRequestStripsCallerSettings(t *testing.T) {
 		t.Error("default model not applied")
 	}
 }
+
+// TestEditInsideFlowStyle: entries added to a flow mapping or list are
+// written in flow style too.
+func TestEditInsideFlowStyle(t *testing.T) {
+	s := mustParse(t, "f.yaml", "questions:\n  a: {type: choice, criteria: {x: null, y: null}}  # compact\n  b: {type: score, criteria: [lo, hi]}\n")
+	if err := s.AddOption("a", "z", json.RawMessage(`{"what":"zed","ex":[1,2]}`), -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddLevel("b", 1, provider.String("mid")); err != nil {
+		t.Fatal(err)
+	}
+	out, err := s.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "questions:\n  a: {type: choice, criteria: {x: null, y: null, z: {what: zed, ex: [1, 2]}}} # compact\n  b: {type: score, criteria: [lo, mid, hi]}\n"
+	if string(out) != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
+}
