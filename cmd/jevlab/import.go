@@ -29,7 +29,8 @@ question set (YAML) to OUT or stdout. DIALECT is one of:
   noetic             a routeSwitch or decide node, or a DecideQuestions map
   playground         a TypeSafe Playground share link (or its bare payload)
 
-SOURCE is a file, - for stdin, or (playground) the link itself. Import is
+SOURCE is a file (JSON, or the same document in YAML), - for stdin, or
+(playground) the link itself. Import is
 faithful or it fails naming what cannot be represented; whatever has no slot
 of its own (a decide node's instructions, a runtime profile, routing) is
 carried as the file's header notes, also printed to stderr. Noetic threshold

@@ -352,3 +352,49 @@ func TestLevelLabel(t *testing.T) {
 		}
 	}
 }
+
+// YAML sources are read with key order and number spelling kept.
+func TestImportYAMLSource(t *testing.T) {
+	src := `# a Noetic decide node written in YAML
+kind: decide
+id: ask
+questions:
+  tier:
+    type: score
+    levels:
+      - {label: low, description: can wait}
+      - label: high
+  refund:
+    type: boolean
+    instructions: Refund?
+    threshold: 0.70
+  team:
+    type: choice
+    choices: [zeta, alpha]
+`
+	im, err := Import(Noetic, "node.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"model":"jev-latest","state":null,"questions":{` +
+		`"tier":{"type":"score","criteria":[{"label":"low","description":"can wait"},"high"]},` +
+		`"refund":{"type":"noul","instructions":"Refund?"},` +
+		`"team":{"type":"choice","criteria":{"zeta":null,"alpha":null}}}}`
+	if got := wire(t, im.Set); got != want {
+		t.Errorf("wire\n got %s\nwant %s", got, want)
+	}
+	checkSettings(t, im.Set.Settings, map[string]questionset.Settings{"refund": {Threshold: f(0.7)}})
+
+	bad := []struct{ in, want string }{
+		{"a: [1, 2\n", "in.yaml: noetic: neither JSON nor YAML: yaml: line 1: did not find expected ',' or ']'"},
+		{"{\"a\": [}", `in.yaml: noetic: invalid JSON: invalid character '}' looking for beginning of value`},
+		{"base: &b {type: boolean}\nq:\n  <<: *b\n  instructions: x\n", "in.yaml: noetic: line 3: merge keys (<<) are not supported in an import source; write the fields out"},
+		{"   \n", "in.yaml: noetic: the source is empty"},
+	}
+	for _, c := range bad {
+		_, err := Import(Noetic, "in.yaml", []byte(c.in))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("Import(%q) error\n got %v\nwant %s", c.in, err, c.want)
+		}
+	}
+}

@@ -13,6 +13,10 @@ import (
 // noetic reads a Noetic routeSwitch node, a decide node, or a bare
 // DecideQuestions map.
 func (im *importer) noetic(data []byte) error {
+	data, err := im.sourceJSON(data)
+	if err != nil {
+		return err
+	}
 	top, err := im.parseObject("", data)
 	if err != nil {
 		return err

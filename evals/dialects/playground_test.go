@@ -202,6 +202,8 @@ func FuzzImport(f *testing.F) {
 		f.Add(string(c.dialect), c.input)
 	}
 	f.Add(string(Noetic), `{"kind":"routeSwitch","decide":{"kind":"decide","questions":{"b":{"type":"boolean","instructions":"x"}}},"on":"b","cases":{"true":1}}`)
+	f.Add(string(Noetic), "kind: decide\nquestions:\n  t: {type: score, levels: [{label: a}, b]}\n  c: {type: choice, choices: [x, y]}\n")
+	f.Add(string(StandardAgents), "questions: &q\n  a: {type: boolean, instructions: [*q]}\n")
 	f.Fuzz(func(t *testing.T, d, in string) {
 		im, err := Import(Dialect(d), "fuzz", []byte(in))
 		if err != nil {

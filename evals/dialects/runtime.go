@@ -16,6 +16,10 @@ const (
 // {state, profile, questions} with the native question shapes. The profile
 // is the runtime's own and is kept as a note.
 func (im *importer) assistantRuntime(data []byte) error {
+	data, err := im.sourceJSON(data)
+	if err != nil {
+		return err
+	}
 	top, err := im.parseObject("", data)
 	if err != nil {
 		return err

@@ -9,6 +9,10 @@ import (
 // standardAgents reads a Standard Agents DecisionQuestions request:
 // {model, context, questions} with choice.options, score.levels and boolean.
 func (im *importer) standardAgents(data []byte) error {
+	data, err := im.sourceJSON(data)
+	if err != nil {
+		return err
+	}
 	top, err := im.parseObject("", data)
 	if err != nil {
 		return err
