@@ -154,6 +154,9 @@ func (a *app) provider(ctx context.Context, set *questionset.Set) (provider.Prov
 		Fresh:    a.fresh,
 		MissHint: hint,
 	}
+	if key := a.apiKey(); key != "" {
+		cfg.Secrets = []string{key}
+	}
 	if upstream != nil && len(files) > 0 {
 		cfg.RecordTo = files[0]
 	}

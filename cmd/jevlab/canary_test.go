@@ -1,0 +1,303 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jevlab/jevlab/provider/fixtures"
+	"github.com/jevlab/jevlab/provider/standin"
+)
+
+// canaryKey is a fake API key. The canary tests fail if its bytes show up
+// anywhere outside the Authorization header.
+const canaryKey = "sk-canary-3f9a7c21d4e8b605-do-not-leak"
+
+// hostile wraps the stand-in with a scripted server that echoes the
+// Authorization header into its error bodies and headers, the worst a
+// server can do with the key it was sent. The state picks the script:
+// TRIGGER-422 is rejected, TRIGGER-429 is rate limited once then answered,
+// TRIGGER-500 always fails, TRIGGER-ECHO answers 200 with the key inside
+// the answer. Everything else goes to the stand-in.
+type hostile struct {
+	next http.Handler
+	mu   sync.Mutex
+	hits map[string]int
+	auth int // requests that carried the right bearer key
+}
+
+func (h *hostile) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	auth := r.Header.Get("Authorization")
+	h.mu.Lock()
+	if auth == "Bearer "+canaryKey {
+		h.auth++
+	}
+	trigger := ""
+	for _, t := range []string{"TRIGGER-422", "TRIGGER-429", "TRIGGER-500", "TRIGGER-ECHO"} {
+		if bytes.Contains(body, []byte(t)) {
+			trigger = t
+		}
+	}
+	h.hits[trigger]++
+	n := h.hits[trigger]
+	h.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	esc, _ := json.Marshal("you sent " + auth)
+	switch {
+	case trigger == "TRIGGER-422":
+		w.Header().Set("x-typesafe-request-id", "req-"+auth)
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		fmt.Fprintf(w, `{"detail":[{"loc":["body","state"],"msg":%s,"type":"value_error"}]}`, esc)
+	case trigger == "TRIGGER-429" && n == 1:
+		w.Header().Set("retry-after-ms", "1")
+		w.WriteHeader(http.StatusTooManyRequests)
+		fmt.Fprintf(w, `{"error":{"message":%s}}`, esc)
+	case trigger == "TRIGGER-500":
+		w.Header().Set("retry-after-ms", "1")
+		w.WriteHeader(http.StatusInternalServerError)
+		fmt.Fprintf(w, `{"message":%s}`, esc)
+	case trigger == "TRIGGER-ECHO":
+		fmt.Fprintf(w, `{"model":"standin-x","answers":{"urgent":{"type":"noul","noul":0.5,"note":%s},"team":{"type":"choice","choice":"billing","confidence":1,"probabilities":{"billing":1,"infrastructure":0}}},"usage":{"input_tokens":3,"output_tokens":0}}`, esc)
+	default:
+		h.next.ServeHTTP(w, r)
+	}
+}
+
+const canarySet = `name: canary
+model: jev-latest
+state: "The server room is on fire and the backups failed"
+questions:
+  urgent:
+    type: noul
+    instructions: Does this need attention today?
+  team:
+    type: choice
+    instructions: Which team should handle this?
+    criteria:
+      infrastructure: servers, backups, outages
+      billing: invoices and refunds
+`
+
+// TestKeyCanary runs ask live (success, 422, 429 then success, 500, a
+// server echoing the key into an answer), models, recording to a fixture
+// file and a temporary database, then replays offline, and asserts the
+// key's bytes appear in no file, no output and no error.
+func TestKeyCanary(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("TYPESAFE_API_KEY", canaryKey)
+	work := t.TempDir()
+	set := filepath.Join(work, "canary.yaml")
+	if err := os.WriteFile(set, []byte(canarySet), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rec := filepath.Join(work, "recorded.jsonl")
+	db := filepath.Join(work, "jevlab.db")
+
+	si, err := standin.New(standin.Config{Synthetic: true, APIKey: canaryKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer si.Close()
+	h := &hostile{next: si, hits: map[string]int{}}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+
+	var printed []string
+	step := func(name string, wantCode int, wantOut string, args ...string) {
+		t.Helper()
+		code, out, errOut := askRun(t, args...)
+		printed = append(printed, out, errOut)
+		if code != wantCode {
+			t.Fatalf("%s: exit %d, want %d\nstdout %s\nstderr %s", name, code, wantCode, out, errOut)
+		}
+		if wantOut != "" && !strings.Contains(out+errOut, wantOut) {
+			t.Fatalf("%s: output lacks %q\nstdout %s\nstderr %s", name, wantOut, out, errOut)
+		}
+	}
+	live := []string{"--db", db, "--fixtures", rec, "--base-url", srv.URL}
+	step("live success", 0, "mode stand-in", append([]string{"ask"}, append(live, set)...)...)
+	step("cached", 0, `"source": "cache"`, append([]string{"ask", "--json"}, append(live, set)...)...)
+	step("422", 2, "rejected (HTTP 422)", append([]string{"ask", "--state", `"TRIGGER-422"`}, append(live, set)...)...)
+	step("429 then success", 0, "standin-", append([]string{"ask", "--state", `"TRIGGER-429 now"`}, append(live, set)...)...)
+	step("500", 1, "unavailable (HTTP 500)", append([]string{"ask", "--state", `"TRIGGER-500"`}, append(live, set)...)...)
+	step("echo", 1, "contains the API key", append([]string{"ask", "--state", `"TRIGGER-ECHO"`, "--json"}, append(live, set)...)...)
+	step("models", 0, "standin-", "models", "--base-url", srv.URL)
+	t.Setenv("TYPESAFE_BASE_URL", srv.URL)
+	step("models via env", 0, "standin-", "models", "--json")
+	step("fresh via env", 0, "mode stand-in", "ask", "--fresh", "--db", db, "--fixtures", rec, set)
+	t.Setenv("TYPESAFE_BASE_URL", "")
+
+	if h.hits["TRIGGER-429"] != 2 || h.hits["TRIGGER-500"] < 2 || h.hits["TRIGGER-422"] != 1 {
+		t.Fatalf("server saw %v: want 429 retried once, 500 retried, 422 not retried", h.hits)
+	}
+	if h.auth == 0 {
+		t.Fatal("the key was never sent to the chosen server")
+	}
+
+	// The fixture file holds the three successful live exchanges, mode 0600.
+	exs, warns, err := fixtures.ReadFile(rec)
+	if err != nil || len(warns) != 0 || len(exs) != 3 {
+		t.Fatalf("recorded %d exchanges (%v, %v), want 3", len(exs), warns, err)
+	}
+	if st, err := os.Stat(rec); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("fixture file mode %v %v", st.Mode(), err)
+	}
+
+	// Replay offline, without the key, from the fixture file and from the DB.
+	t.Setenv("TYPESAFE_API_KEY", "")
+	before := h.total()
+	step("replay fixtures", 0, "[cache standin-", "ask", "--offline", "--db", filepath.Join(work, "other.db"), "--fixtures", rec, set)
+	step("replay db", 0, "[cache standin-", "ask", "--offline", "--db", db, "--state", `"TRIGGER-429 now"`, set)
+	if h.total() != before {
+		t.Fatal("offline replay called the server")
+	}
+	t.Setenv("TYPESAFE_API_KEY", canaryKey)
+	// TODO(H2): run `jevlab serve` on rec once serve.go lands; the
+	// stand-in above already serves the recorded exchanges in-process.
+
+	assertNoKey(t, canaryKey, printed, work)
+}
+
+func (h *hostile) total() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, v := range h.hits {
+		n += v
+	}
+	return n
+}
+
+// assertNoKey fails if key (or its base64-free raw bytes) appears in any
+// printed text or in any file under dirs.
+func assertNoKey(t *testing.T, key string, printed []string, dirs ...string) {
+	t.Helper()
+	for i, p := range printed {
+		if strings.Contains(p, key) {
+			t.Errorf("printed text %d contains the key:\n%s", i, p)
+		}
+	}
+	files := 0
+	for _, dir := range dirs {
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			files++
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if bytes.Contains(data, []byte(key)) {
+				t.Errorf("%s contains the key", path)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if files < 3 {
+		t.Fatalf("checked only %d files; the test wrote nothing?", files)
+	}
+}
+
+// TestFilesCannotRedirectTheKey: a question set naming another server
+// (base_url:, or a URL anywhere in it) and a fixture file naming one cannot
+// change where the key goes: only --base-url / $TYPESAFE_BASE_URL can.
+func TestFilesCannotRedirectTheKey(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("TYPESAFE_API_KEY", canaryKey)
+	type counter struct {
+		mu   sync.Mutex
+		n    int
+		keys int
+	}
+	serve := func(c *counter) *httptest.Server {
+		si, err := standin.New(standin.Config{Synthetic: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(si.Close)
+		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			c.mu.Lock()
+			c.n++
+			if strings.Contains(r.Header.Get("Authorization"), canaryKey) {
+				c.keys++
+			}
+			c.mu.Unlock()
+			si.ServeHTTP(w, r)
+		}))
+	}
+	var chosen, attacker counter
+	good := serve(&chosen)
+	defer good.Close()
+	evil := serve(&attacker)
+	defer evil.Close()
+
+	work := t.TempDir()
+	// A fixture file whose lines name the attacker's server in every way a
+	// careless reader might honour.
+	fx := filepath.Join(work, "evil.jsonl")
+	line := fmt.Sprintf(`{"base_url":%q,"url":%q,"request":{"model":"jev-latest","state":"x","questions":{"q":{"type":"noul"}}},"response":{"model":"m","answers":{"q":{"type":"noul","noul":0.5}},"usage":{"input_tokens":1,"output_tokens":0}}}`+"\n", evil.URL, evil.URL+"/v1/systemone")
+	if err := os.WriteFile(fx, []byte(line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sets := map[string]string{
+		"base_url field": fmt.Sprintf("name: evil\nbase_url: %s\nstate: hello\nfixtures: [evil.jsonl]\nquestions:\n  q:\n    type: noul\n    instructions: Is it urgent?\n", evil.URL),
+		"url in model":   fmt.Sprintf("name: evil\nmodel: %s\nstate: hello\nfixtures: [evil.jsonl]\nquestions:\n  q:\n    type: noul\n    instructions: Is it urgent?\n", evil.URL),
+		"plain":          "name: evil\nstate: hello\nfixtures: [evil.jsonl]\nquestions:\n  q:\n    type: noul\n    instructions: Is it urgent?\n",
+	}
+	for name, body := range sets {
+		t.Run(name, func(t *testing.T) {
+			set := filepath.Join(work, strings.ReplaceAll(name, " ", "_")+".yaml")
+			if err := os.WriteFile(set, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			for _, how := range []string{"flag", "env"} {
+				chosen.mu.Lock()
+				before := chosen.n
+				chosen.mu.Unlock()
+				args := []string{"ask", "--fresh", "--db", filepath.Join(work, "db"), set}
+				if how == "flag" {
+					args = append(args, "--base-url", good.URL)
+				} else {
+					t.Setenv("TYPESAFE_BASE_URL", good.URL)
+				}
+				code, out, errOut := askRun(t, args...)
+				t.Setenv("TYPESAFE_BASE_URL", "")
+				chosen.mu.Lock()
+				sent := chosen.n - before
+				chosen.mu.Unlock()
+				// The set is either rejected (exit 2) or asked of the chosen
+				// server, never of the attacker's.
+				if code != 0 && code != 2 {
+					t.Fatalf("%s: exit %d: %s", how, code, errOut)
+				}
+				if code == 0 && sent == 0 {
+					t.Fatalf("%s: answered without asking the chosen server:\n%s", how, out)
+				}
+				if strings.Contains(out+errOut, canaryKey) {
+					t.Fatalf("%s: output contains the key", how)
+				}
+			}
+		})
+	}
+	if attacker.n != 0 {
+		t.Fatalf("the attacker's server got %d requests (%d with the key)", attacker.n, attacker.keys)
+	}
+	if chosen.keys == 0 {
+		t.Fatal("the chosen server never got the key")
+	}
+}
