@@ -355,7 +355,10 @@ func (e *engine) execute(ctx, dbCtx context.Context, src func(fn func(dataset.It
 					continue // drain without asking
 				}
 				req := cfg.Set.Request(j.item.State)
-				est := estimateCost(req, cfg.PricePerMillion)
+				est := 0.0
+				if cfg.MaxCostUSD > 0 {
+					est = estimateCost(req, cfg.PricePerMillion)
+				}
 				held, ok := e.budget.reserve(est)
 				if !ok {
 					stop(&errCostCap{spent: e.budget.committed(), cap: cfg.MaxCostUSD})

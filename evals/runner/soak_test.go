@@ -63,7 +63,7 @@ func TestFaultSoak(t *testing.T) {
 	defer hs.Close()
 	defer srv.Close()
 	c, err := systemone.New(systemone.Config{BaseURL: hs.URL, APIKey: "test-key-not-real", Concurrency: 32,
-		Timeout: 300 * time.Millisecond, RetryBudget: 10 * time.Second, MaxRetries: 4,
+		Timeout: 500 * time.Millisecond, RetryBudget: 10 * time.Second, MaxRetries: 4,
 		BackoffBase: 5 * time.Millisecond, BackoffMax: 40 * time.Millisecond, MaxRetryAfter: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -130,8 +130,10 @@ func TestFaultSoak(t *testing.T) {
 	if int64(kinds["malformed"]) != st.Malformed {
 		t.Errorf("malformed items %d, stand-in sent %d malformed bodies", kinds["malformed"], st.Malformed)
 	}
-	// Every well-formed 200 answered exactly one item.
-	if int64(answered) != st.OK {
+	// Every answered item had a well-formed 200. A 200 can go unused when
+	// the client's per-attempt timeout fires while the body is in flight (a
+	// loaded machine) and the retry is answered instead, so allow a few.
+	if int64(answered) > st.OK || st.OK-int64(answered) > n/100 {
 		t.Errorf("answered %d items, stand-in sent %d good answers", answered, st.OK)
 	}
 	if th.count.Load() < 300 || st.Unavailable < 150 || st.Timeout < 50 {
