@@ -432,16 +432,26 @@ func pairedDeltas(dA, dB *metrics.Data, b int, seed uint64) ([]Delta, float64) {
 	for j := range draws {
 		draws[j] = make([]float64, b)
 	}
-	da, db := make([]float64, len(ms)), make([]float64, len(ms))
-	rs := metrics.NewResampler(seed, dA.N)
-	for k := range b {
-		w := rs.Next()
-		dA.EvalAll(ms, w, da)
-		dB.EvalAll(ms, w, db)
-		for j := range ms {
-			draws[j][k] = db[j] - da[j]
+	workers := metrics.Workers(b)
+	type fork struct {
+		a, b   *metrics.Data
+		va, vb []float64
+	}
+	forks := make([]fork, workers)
+	for i := range forks {
+		forks[i] = fork{dA, dB, make([]float64, len(ms)), make([]float64, len(ms))}
+		if i > 0 {
+			forks[i].a, forks[i].b = dA.Fork(), dB.Fork()
 		}
 	}
+	metrics.Resamples(dA.N, b, seed, workers, func(wk, k int, w []float64) {
+		f := &forks[wk]
+		f.a.EvalAll(ms, w, f.va)
+		f.b.EvalAll(ms, w, f.vb)
+		for j := range ms {
+			draws[j][k] = f.vb[j] - f.va[j]
+		}
+	})
 	for j, m := range ms {
 		out[j].P = bootP(draws[j])
 		out[j].Delta.Lo, out[j].Delta.Hi = metrics.Interval(draws[j])

@@ -4,7 +4,10 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 )
 
 // Stream constants keep the random draws of different purposes apart for
@@ -99,15 +102,61 @@ func Bootstrap(d *Data, ms []Metric, b int, seed uint64) []Estimate {
 	for j := range draws {
 		draws[j] = make([]float64, b)
 	}
-	rs := NewResampler(seed, d.N)
-	for k := range b {
-		d.EvalAll(ms, rs.Next(), vals)
-		for j := range ms {
-			draws[j][k] = vals[j]
+	workers := Workers(b)
+	forks := make([]*Data, workers)
+	bufs := make([][]float64, workers)
+	for i := range forks {
+		forks[i], bufs[i] = d, make([]float64, len(ms))
+		if i > 0 {
+			forks[i] = d.Fork()
 		}
 	}
+	Resamples(d.N, b, seed, workers, func(wk, k int, w []float64) {
+		forks[wk].EvalAll(ms, w, bufs[wk])
+		for j := range ms {
+			draws[j][k] = bufs[wk][j]
+		}
+	})
 	for j := range ms {
 		out[j].Lo, out[j].Hi = Interval(draws[j])
 	}
 	return out
+}
+
+// chunk is the number of resamples drawn from one seeded stream.
+const chunk = 50
+
+// Workers returns how many goroutines Resamples should use for b
+// resamples: GOMAXPROCS, at most one per chunk.
+func Workers(b int) int {
+	return max(1, min(runtime.GOMAXPROCS(0), (b+chunk-1)/chunk))
+}
+
+// Resamples draws b bootstrap resamples of n items and calls fn(worker, k,
+// weights) once for each k in [0, b), from up to workers goroutines (fn of
+// one worker is never called concurrently with itself). Resample k is the
+// same for a seed whatever the number of workers: chunk c of 50 resamples
+// has its own stream derived from (seed, c). The weights slice is reused
+// after fn returns.
+func Resamples(n, b int, seed uint64, workers int, fn func(worker, k int, w []float64)) {
+	chunks := (b + chunk - 1) / chunk
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for wk := range max(1, workers) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				c := int(next.Add(1) - 1)
+				if c >= chunks {
+					return
+				}
+				rs := NewResampler(seed+uint64(c)*0x9e3779b97f4a7c15, n)
+				for k := c * chunk; k < min(b, (c+1)*chunk); k++ {
+					fn(wk, k, rs.Next())
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -83,6 +83,21 @@ type sums struct {
 	rps, abs, sq, within, exN, withinN float64
 }
 
+// Fork returns a copy of d that shares its (read-only) item data but has
+// its own scratch space, so two goroutines can evaluate metrics at once.
+func (d *Data) Fork() *Data {
+	f := *d
+	sc := &d.sc
+	cp := func(s []float64) []float64 { return make([]float64, len(s)) }
+	f.sc = scratch{
+		bs: cp(sc.bs), bc: cp(sc.bc), bo: cp(sc.bo), edges: cp(sc.edges),
+		rankA: cp(sc.rankA), rankB: cp(sc.rankB), tp: cp(sc.tp), pred: cp(sc.pred), sup: cp(sc.sup), mat: cp(sc.mat),
+		cgW: cp(sc.cgW), cgO: cp(sc.cgO), cgC: cp(sc.cgC), sgW: cp(sc.sgW), sgE: cp(sc.sgE), scgW: cp(sc.scgW),
+		mbs: cp(sc.mbs), mbc: cp(sc.mbc), mbo: cp(sc.mbo),
+	}
+	return &f
+}
+
 // decide returns the primary decision of a checked answer: the provider's
 // choice for a choice (argmax when the label is unknown), the top-probability
 // level for a score (first on ties), p >= threshold for a noul.
