@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/jevlab/jevlab/provider"
 	yaml "go.yaml.in/yaml/v3"
 )
 
@@ -28,6 +29,17 @@ func (s *Set) Marshal() ([]byte, error) {
 	if s.orig != nil && bytes.Equal(canon, s.snapshot) {
 		return append([]byte(nil), s.orig...), nil
 	}
+	bare := s.bare && s.onlyQuestions()
+	if bare {
+		// Keep a bare question map bare: write only the questions object.
+		var top struct {
+			Questions json.RawMessage `json:"questions"`
+		}
+		if err := json.Unmarshal(canon, &top); err != nil {
+			return nil, fmt.Errorf("marshal question set: %w", err)
+		}
+		canon = provider.Compact(top.Questions)
+	}
 	if s.isJSON {
 		var b bytes.Buffer
 		if err := json.Indent(&b, canon, "", "  "); err != nil {
@@ -42,7 +54,18 @@ func (s *Set) Marshal() ([]byte, error) {
 	}
 	doc := &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{want}}
 	if s.doc != nil && len(s.doc.Content) == 1 && deref(s.doc.Content[0]).Kind == yaml.MappingNode {
-		s.doc.Content[0] = syncNode(s.doc.Content[0], want, lvTop)
+		switch {
+		case bare:
+			s.doc.Content[0] = syncNode(s.doc.Content[0], want, lvQuestions)
+		case s.bare:
+			// A bare question map gained set fields: it becomes a full set;
+			// only the comment at the top is kept.
+			carryComments(s.doc.Content[0], want)
+			s.doc.Content[0] = want
+			s.bare = false
+		default:
+			s.doc.Content[0] = syncNode(s.doc.Content[0], want, lvTop)
+		}
 		doc = s.doc
 	}
 	return encodeYAML(doc)

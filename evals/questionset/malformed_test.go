@@ -83,6 +83,7 @@ var malformedSets = []struct{ name, file, in, want string }{
 	{"number key", "s.yaml", "questions:\n  a:\n    type: choice\n    criteria:\n      1: one\n      2: two\n", "s.yaml:5:7: question \"a\": criteria: a key must be text, not a number; quote it: \"1\""},
 	{"star id", "s.yaml", "questions:\n  \"*\": {type: noul}\n", "s.yaml:2:3: questions: \"*\" cannot be a question id: it means every question in gates"},
 	{"base url", "s.yaml", "base_url: http://evil.example\nquestions: {a: {type: noul}}\n", "s.yaml:1:1: base_url: a question set cannot choose the server or the key (your API key goes only where you send it); use --base-url and TYPESAFE_API_KEY"},
+	{"only a comment", "s.yaml", "# nothing yet\n", "s.yaml:1:1: empty file; a question set needs questions:"},
 	{"infinity", "s.yaml", "questions:\n  a:\n    type: choice\n    criteria: {x: .inf, y: null}\n", "s.yaml:4:19: question \"a\": criteria.x: number .inf cannot be represented in JSON (no infinities or NaN)"},
 	{"empty id", "s.yaml", "questions:\n  \"\": {type: noul}\n", "s.yaml:2:3: questions: a question id must not be empty"},
 	{"custom tag", "s.yaml", "questions:\n  a:\n    type: noul\n    instructions: !foo bar\n", "s.yaml:4:19: question \"a\": instructions: unsupported tag !foo; use plain JSON-compatible values"},

@@ -103,6 +103,10 @@ func (p *parser) document(data []byte) (doc *yaml.Node, isJSON bool) {
 			return nil, false
 		}
 	}
+	if err == io.EOF {
+		p.errs = append(p.errs, &Error{File: p.file, Line: 1, Col: 1, Msg: "empty file; a question set needs questions:"})
+		return nil, false
+	}
 	if err != nil {
 		e := &Error{File: p.file, Msg: err.Error()}
 		if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
@@ -150,6 +154,17 @@ func (p *parser) parse(data []byte) *Set {
 		return nil
 	}
 	p.top = map[string][2]*yaml.Node{}
+	if isBareQuestions(pairs) {
+		// A bare question map ({"intent": {"type": "choice", …}}), as in
+		// a wire request's "questions" or banking77's questions.json.
+		s.bare = true
+		p.top["questions"] = [2]*yaml.Node{root, root}
+		p.questions(s, root)
+		if len(p.errs) == 0 {
+			p.validate(s)
+		}
+		return s
+	}
 	for _, kv := range pairs {
 		p.top[kv.key] = [2]*yaml.Node{kv.keyNode, kv.value}
 		switch kv.key {
@@ -731,4 +746,32 @@ func serverField(k string) bool {
 		return true
 	}
 	return false
+}
+
+// isBareQuestions reports whether a document's top level is a question
+// map rather than a question set: no question-set field, and every value a
+// mapping with a type.
+func isBareQuestions(pairs []pair) bool {
+	if len(pairs) == 0 {
+		return false
+	}
+	for _, kv := range pairs {
+		if contains(topFields, kv.key) {
+			return false
+		}
+		v := deref(kv.value)
+		if v.Kind != yaml.MappingNode {
+			return false
+		}
+		hasType := false
+		for i := 0; i+1 < len(v.Content); i += 2 {
+			if v.Content[i].Value == "type" {
+				hasType = true
+			}
+		}
+		if !hasType {
+			return false
+		}
+	}
+	return true
 }

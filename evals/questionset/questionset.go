@@ -5,7 +5,8 @@
 // order, plus caller-side settings that are never sent: a noul's
 // `threshold`, a question's `min_confidence`, evaluation `gates`, the
 // default `dataset` and the `fixtures` to replay. A plain wire request
-// (`{"model", "state", "questions"}`) is also a valid question set.
+// (`{"model", "state", "questions"}`) is also a valid question set, and so
+// is a bare question map (`{"intent": {"type": "choice", …}}`).
 //
 // Errors point at file:line:column and name the question id and field.
 // Saving keeps the parsed YAML node tree and patches it, so comments and
@@ -54,6 +55,7 @@ type Set struct {
 	snapshot []byte     // canonical JSON of the set when orig was current
 	isJSON   bool       // the file is JSON: save as JSON
 	fixScal  bool       // fixtures was written as one string, not a list
+	bare     bool       // the file is a bare question map (no set fields)
 }
 
 // Settings are caller-side settings of one question. They are never sent
@@ -427,3 +429,9 @@ func FromRequest(req *provider.Request) *Set {
 
 // IsJSON reports whether the set was loaded from JSON (and saves as JSON).
 func (s *Set) IsJSON() bool { return s.isJSON }
+
+// onlyQuestions reports whether the set has nothing but questions (and
+// their settings), so a bare question map can be saved as one.
+func (s *Set) onlyQuestions() bool {
+	return s.Name == "" && s.Model == "" && s.State == nil && s.Dataset == "" && len(s.Fixtures) == 0 && len(s.Gates) == 0
+}

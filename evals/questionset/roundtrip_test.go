@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jevlab/jevlab/internal/testutil"
 	"github.com/jevlab/jevlab/provider"
 )
 
@@ -363,5 +364,62 @@ func TestEditInsideFlowStyle(t *testing.T) {
 	want := "questions:\n  a: {type: choice, criteria: {x: null, y: null, z: {what: zed, ex: [1, 2]}}} # compact\n  b: {type: score, criteria: [lo, mid, hi]}\n"
 	if string(out) != want {
 		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
+}
+
+// TestBareQuestionMap: a bare question map (banking77's questions.json
+// shape) loads as a set and stays bare when edited, until it gains set
+// fields.
+func TestBareQuestionMap(t *testing.T) {
+	in := "{\n  \"q\": {\"type\": \"choice\", \"criteria\": {\"a\": null, \"b\": \"bee\"}}\n}\n"
+	s := mustParse(t, "questions.json", in)
+	if out, _ := s.Marshal(); string(out) != in {
+		t.Errorf("unchanged bare map: %s", out)
+	}
+	if err := s.RemoveOption("q", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddOption("q", "c", nil, -1); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := s.Marshal()
+	want := "{\n  \"q\": {\n    \"type\": \"choice\",\n    \"criteria\": {\n      \"b\": \"bee\",\n      \"c\": null\n    }\n  }\n}\n"
+	if string(out) != want {
+		t.Errorf("edited bare map:\n%s", out)
+	}
+	s.Name = "now a set"
+	out, _ = s.Marshal()
+	if back := mustParse(t, "questions.json", string(out)); back.Name != "now a set" || len(back.Questions) != 1 {
+		t.Errorf("bare map with a name:\n%s", out)
+	}
+	y := mustParse(t, "q.yaml", "# my questions\nq:   # the only one\n  type: noul\n")
+	th := 0.6
+	if err := y.SetThreshold("q", &th); err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := y.Marshal(); string(out) != "# my questions\nq: # the only one\n  type: noul\n  threshold: 0.6\n" {
+		t.Errorf("bare YAML:\n%s", out)
+	}
+	// Not bare: a mapping whose values lack a type is still an error.
+	if _, err := Parse("x.yaml", []byte("intent: {kind: choice}\n")); err == nil || !strings.Contains(err.Error(), "intent: unknown field") {
+		t.Errorf("got %v", err)
+	}
+}
+
+// TestSharedQuestionsJSON loads banking77's upstream questions.json (a
+// bare question map) and checks it equals the shipped example's question.
+func TestSharedQuestionsJSON(t *testing.T) {
+	s, err := Load(filepath.Join(testutil.Testdata(t, "banking77"), "questions.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := Load(filepath.Join(testutil.RepoRoot(t), "fixtures", "banking77", "questions.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := s.Question("intent")
+	b, _ := ex.Question("intent")
+	if provider.KeyFor("m", []byte(`"s"`), a) != provider.KeyFor("m", []byte(`"s"`), b) || len(a.Options) != 77 {
+		t.Error("questions.json and the shipped set differ")
 	}
 }
