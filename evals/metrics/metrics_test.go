@@ -359,3 +359,30 @@ func TestPercentileLinear(t *testing.T) {
 		}
 	}
 }
+
+// TestResamplesIndependentOfWorkers: resample k is the same whether one or
+// several goroutines draw them.
+func TestResamplesIndependentOfWorkers(t *testing.T) {
+	const n, b = 40, 170
+	draw := func(workers int) [][]float64 {
+		out := make([][]float64, b)
+		Resamples(n, b, 99, workers, func(_, k int, w []float64) {
+			out[k] = append([]float64(nil), w...)
+		})
+		return out
+	}
+	one, four := draw(1), draw(4)
+	for k := range b {
+		if wsum(one[k]) != n {
+			t.Fatalf("resample %d sums to %v", k, wsum(one[k]))
+		}
+		for i := range one[k] {
+			if one[k][i] != four[k][i] {
+				t.Fatalf("resample %d differs between 1 and 4 workers", k)
+			}
+		}
+	}
+	if fmt.Sprint(one[0]) == fmt.Sprint(one[1]) || fmt.Sprint(one[0]) == fmt.Sprint(one[chunk]) {
+		t.Error("resamples repeat across draws or chunks")
+	}
+}

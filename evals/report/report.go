@@ -196,3 +196,16 @@ func EvaluateGates(set *questionset.Set, flags questionset.Gate, qs []*metrics.Q
 
 // Regressed reports whether a comparison found a significant regression.
 func Regressed(c *compare.Comparison) bool { return c.Verdict == compare.Regressed }
+
+// Cutpoints returns the fitted confidence cut-points of a run, one per
+// question that has one: the artifact an application loads to answer only
+// above the cut-point.
+func Cutpoints(rep *RunReport) []metrics.Cutpoint {
+	var out []metrics.Cutpoint
+	for _, q := range rep.Questions {
+		if c := q.Selective.Cutpoint; c != nil {
+			out = append(out, *c)
+		}
+	}
+	return out
+}

@@ -159,3 +159,29 @@ func TestCompareWriters(t *testing.T) {
 		t.Error("regressed")
 	}
 }
+
+// TestCutpointArtifact fits the cut-point on the 420 real entity-merge
+// answers: above 100 labels, so it is fitted on 210 and held out on 210.
+func TestCutpointArtifact(t *testing.T) {
+	r := metricstest.Load(t, "entity-merge", "recorded.jsonl")
+	set := &questionset.Set{Name: "entity-merge", Questions: r.Questions}
+	rep := Build(&store.Run{ID: "r-em", SetName: "entity-merge"}, set, r.Obs, metrics.Options{Seed: 2, Bootstrap: -1, TargetAccuracy: 0.9, Model: "jev-1.13.0"}, questionset.Gate{})
+	cs := Cutpoints(rep)
+	if len(cs) == 0 {
+		t.Fatalf("no cut-points: %q / %q", rep.Questions[0].Selective.Refused, rep.Questions[1].Selective.Refused)
+	}
+	for _, c := range cs {
+		if c.FitN != 210 || c.HoldoutN != 210 || c.Target != 0.9 || c.Seed != 2 || c.Model != "jev-1.13.0" || c.Question == "" || c.FitAccuracy < 0.9 {
+			t.Errorf("cut-point %+v", c)
+		}
+		t.Logf("%s: confidence >= %.2f → fit acc %.3f cov %.3f; holdout acc %.3f cov %.3f", c.Question, c.Cutpoint, c.FitAccuracy, c.FitCoverage, c.HoldoutAccuracy, c.HoldoutCoverage)
+	}
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, cs); err != nil {
+		t.Fatal(err)
+	}
+	var back []metrics.Cutpoint
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil || len(back) != len(cs) || back[0] != cs[0] {
+		t.Errorf("artifact round trip: %v %+v", err, back)
+	}
+}
