@@ -89,7 +89,7 @@ func (rd *reader) csv(br *bufio.Reader, comma rune) error {
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" && len(header) > 1 {
 			continue // a blank line
 		}
-		id := strings.TrimSpace(rec[idCol])
+		id := strings.Clone(strings.TrimSpace(rec[idCol])) // not a window on the whole record
 		if id == "" {
 			if err := rd.fail(&Error{Line: line, Msg: rd.opt.idField() + ": is empty; every item needs an id"}); err != nil {
 				return err

@@ -14,6 +14,7 @@ import (
 type genReader struct {
 	n, i int
 	pad  string
+	csv  bool
 	buf  []byte
 }
 
@@ -21,13 +22,22 @@ func newGenReader(n, size int) *genReader {
 	return &genReader{n: n, pad: strconv.Quote(strings.Repeat("lorem ipsum ", size/12))}
 }
 
+// newGenCSV is newGenReader's CSV twin (plain-text states).
+func newGenCSV(n, size int) *genReader {
+	return &genReader{n: n, pad: strings.Repeat("lorem ipsum ", size/12), csv: true, buf: []byte("id,state,queue,urgency,refund_request\n")}
+}
+
 func (g *genReader) Read(p []byte) (int, error) {
 	for len(g.buf) == 0 {
 		if g.i == g.n {
 			return 0, io.EOF
 		}
-		g.buf = fmt.Appendf(g.buf[:0], `{"id":"item-%07d","state":{"message":%s,"n":%d},"labels":{"queue":"billing","urgency":%d,"refund_request":%t}}`+"\n",
-			g.i, g.pad, g.i, g.i%4, g.i%2 == 0)
+		if g.csv {
+			g.buf = fmt.Appendf(g.buf[:0], "item-%07d,%s %d,billing,%d,%t\n", g.i, g.pad, g.i, g.i%4, g.i%2 == 0)
+		} else {
+			g.buf = fmt.Appendf(g.buf[:0], `{"id":"item-%07d","state":{"message":%s,"n":%d},"labels":{"queue":"billing","urgency":%d,"refund_request":%t}}`+"\n",
+				g.i, g.pad, g.i, g.i%4, g.i%2 == 0)
+		}
 		g.i++
 	}
 	n := copy(p, g.buf)
@@ -42,36 +52,44 @@ func (g *genReader) Read(p []byte) (int, error) {
 // bytes of hash per item.
 func TestStreamingMemoryIsFlat(t *testing.T) {
 	if testing.Short() {
-		t.Skip("streams 50 MB")
+		t.Skip("streams 2 × 50 MB")
 	}
 	set := demoSet(t)
-	const items, size = 50_000, 1000 // ≈ 50 MB
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base := ms.HeapAlloc
-	var peak uint64
-	count, bytesSeen := 0, 0
-	err := Parse("big.jsonl", newGenReader(items, size), Options{}, set, func(it Item) error {
-		count++
-		bytesSeen += len(it.State)
-		if count%5000 == 0 {
-			runtime.GC() // measure what is live, not garbage awaiting collection
-			runtime.ReadMemStats(&ms)
-			peak = max(peak, ms.HeapAlloc)
+	const items, size = 50_000, 1000 // ≈ 50 MB per format
+	for _, c := range []struct {
+		name string
+		r    io.Reader
+	}{{"big.jsonl", newGenReader(items, size)}, {"big.csv", newGenCSV(items, size)}} {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		base := ms.HeapAlloc
+		var peak uint64
+		count, bytesSeen := 0, 0
+		err := Parse(c.name, c.r, Options{}, set, func(it Item) error {
+			count++
+			bytesSeen += len(it.State)
+			if len(it.Labels) != 3 {
+				t.Fatalf("%s: item %s has %d labels", c.name, it.ID, len(it.Labels))
+			}
+			if count%5000 == 0 {
+				runtime.GC() // measure what is live, not garbage awaiting collection
+				runtime.ReadMemStats(&ms)
+				peak = max(peak, ms.HeapAlloc)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if count != items || bytesSeen < 45<<20 {
-		t.Fatalf("streamed %d items, %d state bytes", count, bytesSeen)
-	}
-	grown := int64(peak) - int64(base)
-	t.Logf("streamed %d MB of states; live heap grew by %.1f MB", bytesSeen>>20, float64(grown)/(1<<20))
-	if grown > 8<<20 {
-		t.Errorf("live heap grew by %d bytes while streaming %d bytes: the reader is holding data", grown, bytesSeen)
+		if count != items || bytesSeen < 45<<20 {
+			t.Fatalf("%s: streamed %d items, %d state bytes", c.name, count, bytesSeen)
+		}
+		grown := int64(peak) - int64(base)
+		t.Logf("%s: streamed %d MB of states; live heap grew by %.1f MB", c.name, bytesSeen>>20, float64(grown)/(1<<20))
+		if grown > 8<<20 {
+			t.Errorf("%s: live heap grew by %d bytes while streaming %d bytes: the reader is holding data", c.name, grown, bytesSeen)
+		}
 	}
 }
 
@@ -101,4 +119,21 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// BenchmarkStreamCSV measures reading and checking CSV rows (1 KB
+// plain-text states, three label columns).
+func BenchmarkStreamCSV(b *testing.B) {
+	set := demoSet(b)
+	const items = 10_000
+	var total int64
+	for i := 0; i < b.N; i++ {
+		r := &countingReader{r: newGenCSV(items, 1000)}
+		if err := Parse("b.csv", r, Options{}, set, func(Item) error { return nil }); err != nil {
+			b.Fatal(err)
+		}
+		total += r.n
+	}
+	b.SetBytes(total / int64(b.N))
+	b.ReportMetric(float64(items*b.N)/b.Elapsed().Seconds(), "items/s")
 }
