@@ -106,14 +106,17 @@ func readSource(stdin io.Reader, d dialects.Dialect, source string) ([]byte, str
 		}
 		return data, "stdin", nil
 	}
-	if d == dialects.Playground && (strings.Contains(source, "#share/") || strings.Contains(source, "://")) {
-		return []byte(source), "link", nil
+	if d == dialects.Playground {
+		if strings.Contains(source, "#share/") || strings.Contains(source, "://") {
+			return []byte(source), "link", nil
+		}
+		// A bare payload is often longer than a file name may be.
+		if _, err := os.Stat(source); err != nil && looksLikePayload(source) {
+			return []byte(source), "link", nil
+		}
 	}
 	data, err := os.ReadFile(source)
 	if err != nil {
-		if d == dialects.Playground && errors.Is(err, fs.ErrNotExist) && looksLikePayload(source) {
-			return []byte(source), "link", nil
-		}
 		return nil, "", fmt.Errorf("import: %w", err)
 	}
 	return data, source, nil

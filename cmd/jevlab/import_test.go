@@ -66,6 +66,16 @@ func TestImportStdinLinkAndFailures(t *testing.T) {
 		t.Fatalf("link: exit %d\n%s%s", code, out, errOut)
 	}
 
+	// A bare payload, longer than a file name may be.
+	payload := strings.TrimSpace(string(link))[strings.Index(string(link), "#share/")+7:]
+	if len(payload) < 300 {
+		t.Fatalf("payload only %d bytes", len(payload))
+	}
+	code, out, errOut = runWithStdin(t, "", "import", "--from", "playground", payload)
+	if code != 0 || !strings.Contains(out, "order_status: Asking about an existing order") {
+		t.Fatalf("bare payload: exit %d\n%s%s", code, out, errOut)
+	}
+
 	dir := t.TempDir()
 	single := filepath.Join(dir, "single.json")
 	os.WriteFile(single, []byte(`{"c":{"type":"choice","choices":["only"]}}`), 0o644)
