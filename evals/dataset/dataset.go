@@ -403,29 +403,25 @@ func (rd *reader) jsonlLine(data []byte, line int) error {
 		return rd.fail(&Error{Line: line, Item: id, Msg: rd.opt.stateField() + ": " + msg})
 	}
 	it.State = provider.Compact(stRaw)
-	labels := map[string]json.RawMessage{}
-	var order []string
+	var labels map[string]json.RawMessage
 	if lr, ok := fields["labels"]; ok && !isNull(lr) {
-		lf, err := orderedObject(lr)
-		if err != nil {
+		if err := json.Unmarshal(lr, &labels); err != nil || labels == nil {
 			return rd.fail(&Error{Line: line, Item: id, Msg: "labels: must be an object mapping question id to label"})
 		}
-		for _, kv := range lf {
-			if _, mapped := rd.opt.LabelFields[kv.key]; mapped {
-				continue
-			}
-			labels[kv.key] = kv.value
-			order = append(order, kv.key)
+		for q := range rd.opt.LabelFields {
+			delete(labels, q) // a mapped field wins
 		}
 	}
-	for _, q := range sortedKeys(rd.opt.LabelFields) {
-		f := rd.opt.LabelFields[q]
+	for q, f := range rd.opt.LabelFields {
 		if v, ok := fields[f]; ok {
 			rd.fieldSeen[f] = true
+			if labels == nil {
+				labels = map[string]json.RawMessage{}
+			}
 			labels[q] = v
-			order = append(order, q)
 		}
 	}
+	order := rd.labelOrder(labels)
 	failed := false
 	for _, q := range order {
 		lab, has, msg := rd.resolve(q, labels[q], false)
@@ -449,6 +445,36 @@ func (rd *reader) jsonlLine(data []byte, line int) error {
 		return nil
 	}
 	return rd.emit(it)
+}
+
+// labelOrder lists the labelled questions in the set's question order,
+// then any others (unknown questions) sorted, so problems are reported in
+// a stable order.
+func (rd *reader) labelOrder(labels map[string]json.RawMessage) []string {
+	if len(labels) == 0 {
+		return nil
+	}
+	order := make([]string, 0, len(labels))
+	if rd.set != nil {
+		for _, e := range rd.set.Questions {
+			if _, ok := labels[e.ID]; ok {
+				order = append(order, e.ID)
+			}
+		}
+	}
+	if len(order) == len(labels) {
+		return order
+	}
+	var rest []string
+	for q := range labels {
+		if rd.set == nil {
+			rest = append(rest, q)
+		} else if _, ok := rd.set.Questions.Get(q); !ok {
+			rest = append(rest, q)
+		}
+	}
+	sort.Strings(rest)
+	return append(order, rest...)
 }
 
 // idText converts an id field to text: a string or a JSON number.
@@ -495,36 +521,6 @@ func stateProblem(raw json.RawMessage) string {
 }
 
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
-
-type kv struct {
-	key   string
-	value json.RawMessage
-}
-
-// orderedObject splits a JSON object into fields in document order.
-func orderedObject(raw json.RawMessage) ([]kv, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, errors.New("not an object")
-	}
-	var out []kv
-	for dec.More() {
-		kt, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, kv{kt.(string), v})
-	}
-	return out, nil
-}
 
 func sortedKeys(m map[string]string) []string {
 	out := make([]string, 0, len(m))
