@@ -25,6 +25,7 @@ type checker struct {
 	objectStates int // of which objects
 	containers   int // of which objects or arrays
 	keys         map[string]bool
+	sample       any       // the first object state, for suggestions
 	worst        stateSize // the largest state seen
 	qmax         int       // bytes of the longest question
 	qmaxID       string
@@ -391,6 +392,11 @@ func (c *checker) observe(item string, state json.RawMessage) {
 			p.resolved = true
 		}
 	}
+	if c.sample == nil {
+		if _, ok := v.(map[string]any); ok {
+			c.sample = v
+		}
+	}
 	if len(c.keys) < 50 {
 		if m, ok := v.(map[string]any); ok {
 			for k := range m {
@@ -427,7 +433,9 @@ func (c *checker) finish() {
 		}
 		sort.Strings(keys)
 		fix := "correct the path, or drop the backticks if it is not a state path"
-		if len(keys) > 0 {
+		if s := suggest(c.sample, p.segs); s != "" {
+			fix = fmt.Sprintf("did you mean `%s`? Correct the path, or drop the backticks if it is not a state path", s)
+		} else if len(keys) > 0 {
 			fix = fmt.Sprintf("correct the path (top-level state keys: %s), or drop the backticks if it is not a state path", strings.Join(limit(keys, 8), ", "))
 		}
 		c.warn(IDUnresolvedPath, p.question, p.where, fix,

@@ -370,3 +370,25 @@ func TestRulesDocumented(t *testing.T) {
 		}
 	}
 }
+
+func TestUnresolvedPathSuggestion(t *testing.T) {
+	cases := []struct{ state, path, want string }{
+		{`{ticket: {message: hi}}`, "ticket.mesage", "did you mean `ticket.message`?"},
+		{`{ticket: {messages: [{text: hi}]}}`, "ticket.mesages[0].text", "did you mean `ticket.messages[0].text`?"},
+		{`{claim: {policy: {deductible: 5}}}`, "policy.deductable", "did you mean `policy.deductible`?"},
+		{`{quote: q, claim: c}`, "claimm", "did you mean `claim`?"},
+		{`{ticket: {message: hi}}`, "order.total", "correct the path (top-level state keys: ticket)"},
+		{`{ticket: {message: hi}}`, "ticket.sender", "correct the path (top-level state keys: ticket)"},
+	}
+	for _, c := range cases {
+		src := "state: " + c.state + "\nquestions:\n  q: {type: noul, instructions: \"Is `" + c.path + "` set?\"}\n"
+		set, err := questionset.Parse("t.yaml", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs := Lint(set, nil, Options{})
+		if len(fs) != 1 || !strings.HasPrefix(fs[0].Fix, c.want) {
+			t.Errorf("%s in %s: %v, want fix starting %q", c.path, c.state, fs, c.want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -118,4 +119,130 @@ func walkStrings(raw json.RawMessage, fn func(path []string, s string)) {
 		}
 	}
 	walk(decode(raw), nil)
+}
+
+// suggest returns a path close to segs (one key corrected by a small edit
+// distance) that resolves in v, or "".
+func suggest(v any, segs []string) string {
+	var best string
+	var visit func(n any, depth int)
+	visit = func(n any, depth int) {
+		if best != "" || depth > 20 {
+			return
+		}
+		if s := fixFrom(n, segs); s != "" {
+			best = s
+			return
+		}
+		switch t := n.(type) {
+		case map[string]any:
+			for _, k := range sortedKeys(t) {
+				visit(t[k], depth+1)
+			}
+		case []any:
+			for _, c := range t {
+				visit(c, depth+1)
+			}
+		}
+	}
+	visit(v, 0)
+	return best
+}
+
+// fixFrom follows segs from v; at the first key that is missing it tries
+// the closest existing key and returns the corrected path if the rest
+// then resolves.
+func fixFrom(v any, segs []string) string {
+	cur := v
+	for i, s := range segs {
+		if strings.HasPrefix(s, "[") {
+			arr, ok := cur.([]any)
+			if !ok {
+				return ""
+			}
+			j, _ := strconv.Atoi(s[1 : len(s)-1])
+			if j >= len(arr) {
+				return ""
+			}
+			cur = arr[j]
+			continue
+		}
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return ""
+		}
+		if c, ok := m[s]; ok {
+			cur = c
+			continue
+		}
+		if i == 0 {
+			// The first key must exist: a suggestion anchored on a
+			// corrected first key anywhere in the state is a guess.
+			if len(segs) == 1 {
+				break
+			}
+			return ""
+		}
+		for _, k := range sortedKeys(m) {
+			if editDistance(k, s) <= 1+len(s)/6 {
+				fixed := append(append(append([]string(nil), segs[:i]...), k), segs[i+1:]...)
+				if resolveFrom(m[k], segs[i+1:]) {
+					return joinPath(fixed)
+				}
+			}
+		}
+		return ""
+	}
+	if len(segs) == 1 {
+		if m, ok := v.(map[string]any); ok {
+			for _, k := range sortedKeys(m) {
+				if editDistance(k, segs[0]) <= 1+len(segs[0])/6 {
+					return k
+				}
+			}
+		}
+	}
+	return ""
+}
+
+func joinPath(segs []string) string {
+	var b strings.Builder
+	for i, s := range segs {
+		if i > 0 && !strings.HasPrefix(s, "[") {
+			b.WriteByte('.')
+		}
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
 }
