@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"sort"
 
 	"github.com/jevlab/jevlab/evals/compare"
 	"github.com/jevlab/jevlab/evals/metrics"
@@ -42,6 +43,16 @@ func analyzeRun(ctx context.Context, db *store.DB, id string) (*runAnalysis, err
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", run.ID, err)
 	}
+	// Answers come back in the order they were written, which under
+	// concurrency is completion order; sort by dataset position so the
+	// bootstrap resamples (and so the intervals) are reproducible.
+	sort.SliceStable(answers, func(i, j int) bool {
+		a, b := &answers[i], &answers[j]
+		if a.Seq != b.Seq {
+			return a.Seq < b.Seq
+		}
+		return a.Repeat < b.Repeat
+	})
 	ra := &runAnalysis{run: run, set: set, byItem: map[string]map[string]*itemResult{}, labels: map[string]map[string]int{}}
 	ra.data = compare.FromItemAnswers(run.ID, set.Questions, answers)
 	ra.data.Name, ra.data.Model = run.Name, run.Model

@@ -289,3 +289,5 @@ func seedRuns(t testing.TB, opt Options, db *store.DB) (string, string) {
 	}
 	return a, b
 }
+
+func lipglossWidth(s string) int { return lipgloss.Width(s) }

@@ -231,7 +231,7 @@ const chromeRows = 4 // header, tabs, status, key bar
 
 func (m *Model) resize(w, h int) {
 	m.width, m.height = w, h
-	m.help.Width = w
+	m.help.Width = w - 1
 	bw, bh := w, max(1, h-chromeRows)
 	for _, s := range m.screens {
 		s.resize(bw, bh)
@@ -463,8 +463,7 @@ func (m *Model) keyBar(w int) string {
 	if !m.screens[m.active].capturing() {
 		short = append(append([]key.Binding(nil), short...), m.e.keys.Help, m.e.keys.Quit)
 	}
-	m.help.Width = w
-	return " " + m.help.ShortHelpView(short)
+	return ansi.Truncate(" "+m.help.ShortHelpView(short), w, "…")
 }
 
 func (m *Model) fullHelp(w, h int) string {

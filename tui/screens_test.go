@@ -1,0 +1,227 @@
+package tui
+
+import (
+	"context"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"github.com/jevlab/jevlab/store"
+)
+
+var (
+	reRunID = regexp.MustCompile(`r-\d{8}-\d{6}-[a-z0-9]+`)
+	reStamp = regexp.MustCompile(`\d{4}-\d{2}-\d{2} \d{2}:\d{2}`)
+	reRate  = regexp.MustCompile(`[0-9.]+ items/s`)
+)
+
+// normalize masks what differs between runs of a test (run ids, dates,
+// rates) so goldens stay stable.
+func normalize(s string) string {
+	s = reRunID.ReplaceAllString(s, "r-XXXXXXXX-XXXXXX-xxxxx")
+	s = reStamp.ReplaceAllString(s, "YYYY-MM-DD hh:mm")
+	return reRate.ReplaceAllString(s, "N items/s")
+}
+
+func openDB(t *testing.T) *store.DB {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), "jevlab.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func newModel(t *testing.T, opt Options) *Model {
+	t.Helper()
+	m, err := New(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestDatasetScreen: the item list with labels, an item opened with the
+// true labels marked, and one item run from the recordings.
+func TestDatasetScreen(t *testing.T) {
+	for _, sz := range sizes {
+		t.Run(sz.name, func(t *testing.T) {
+			for _, step := range []string{"list", "open", "run"} {
+				t.Run(step, func(t *testing.T) {
+					m := newModel(t, demoTriage(t))
+					tm := startTM(t, m, sz.w, sz.h)
+					tm.Type("2")
+					waitFor(t, tm, "Items 10 of 10")
+					switch step {
+					case "open":
+						typeKeys(tm, press(tea.KeyDown), press(tea.KeyEnter))
+						waitFor(t, tm, "Item dt-002")
+					case "run":
+						typeKeys(tm, press(tea.KeyDown), press(tea.KeyEnter))
+						tm.Type("r")
+						waitFor(t, tm, "item dt-002 answered")
+					}
+					_, view := finish(t, tm)
+					if step == "run" && !strings.Contains(view, "(true: ") {
+						t.Errorf("opened item lacks its true labels:\n%s", view)
+					}
+					golden.RequireEqual(t, []byte(view))
+				})
+			}
+		})
+	}
+}
+
+// TestDatasetFilter: "wrong only" after an item run keeps only items with
+// a wrong answer; the / filter matches text and !text inverts.
+func TestDatasetFilter(t *testing.T) {
+	m := newModel(t, demoTriage(t))
+	drive(m, tea.WindowSizeMsg{Width: 100, Height: 30})
+	runCmd(m, m.Init(), 0)
+	ds := m.screens[screenDataset].(*datasetModel)
+	if len(ds.rows) != 10 {
+		t.Fatalf("rows = %d, want 10", len(ds.rows))
+	}
+	drive(m, keys("2/")...)
+	drive(m, keys("refund")...)
+	if len(ds.rows) != 2 { // dt-001 and dt-007 mention a refund
+		t.Errorf("/refund keeps %d rows, want 2", len(ds.rows))
+	}
+	drive(m, press(tea.KeyEsc))
+	drive(m, keys("/!refund")...)
+	if len(ds.rows) != 8 {
+		t.Errorf("/!refund keeps %d rows, want 8", len(ds.rows))
+	}
+	drive(m, press(tea.KeyEsc))
+	// Answer every item with the fake provider: some are wrong.
+	m.e.prov = &fakeProvider{}
+	for i := 0; i < 10; i++ {
+		drive(m, keys("r")...)
+		drive(m, press(tea.KeyDown))
+	}
+	wrong := 0
+	for i := range ds.items {
+		for _, id := range m.e.set.Questions.IDs() {
+			if ds.correct(&ds.items[i], id) == 0 {
+				wrong++
+				break
+			}
+		}
+	}
+	drive(m, keys("f")...)
+	if ds.filter != filterWrong || len(ds.rows) != wrong || wrong == 0 {
+		t.Errorf("wrong-only keeps %d rows, want %d (>0)", len(ds.rows), wrong)
+	}
+}
+
+// TestEvalStartCancel starts an evaluation whose provider blocks, cancels
+// it, and resumes it once the provider answers.
+func TestEvalStartCancel(t *testing.T) {
+	for _, sz := range sizes {
+		t.Run(sz.name, func(t *testing.T) {
+			opt := demoTriage(t)
+			opt.DB = openDB(t)
+			fp := &fakeProvider{block: make(chan struct{})}
+			opt.Provider = fp
+			m := newModel(t, opt)
+			tm := startTM(t, m, sz.w, sz.h)
+			tm.Type("2")
+			waitFor(t, tm, "Items 10 of 10")
+			tm.Type("3r")
+			waitFor(t, tm, "running")
+			tm.Type("x")
+			waitFor(t, tm, "interrupted")
+			close(fp.block)
+			tm.Type("R")
+			waitFor(t, tm, "done", "Metrics of run")
+			_, view := finish(t, tm)
+			if !strings.Contains(view, "10/10 items") {
+				t.Errorf("resumed run did not finish all items:\n%s", view)
+			}
+			golden.RequireEqual(t, []byte(normalize(view)))
+		})
+	}
+}
+
+// TestEvalRecorded evaluates the shipped recordings and moves the
+// cut-point: the numbers change with it.
+func TestEvalRecorded(t *testing.T) {
+	for _, sz := range sizes {
+		t.Run(sz.name, func(t *testing.T) {
+			opt := demoTriage(t)
+			opt.DB = openDB(t)
+			m := newModel(t, opt)
+			tm := startTM(t, m, sz.w, sz.h)
+			tm.Type("2")
+			waitFor(t, tm, "Items 10 of 10")
+			tm.Type("3r")
+			waitFor(t, tm, "Metrics of run")
+			tm.Type("]]")
+			typeKeys(tm, press(tea.KeyRight), press(tea.KeyRight), press(tea.KeyRight), press(tea.KeyRight))
+			waitFor(t, tm, "cut 0.70")
+			_, view := finish(t, tm)
+			golden.RequireEqual(t, []byte(normalize(view)))
+		})
+	}
+}
+
+// TestRunsAndCompare lists stored runs, picks two, and opens the top
+// flipped item.
+func TestRunsAndCompare(t *testing.T) {
+	for _, sz := range sizes {
+		t.Run(sz.name, func(t *testing.T) {
+			for _, step := range []string{"runs", "compare", "flipped"} {
+				t.Run(step, func(t *testing.T) {
+					opt := demoTriage(t)
+					opt.DB = openDB(t)
+					seedRuns(t, opt, opt.DB)
+					m := newModel(t, opt)
+					tm := startTM(t, m, sz.w, sz.h)
+					tm.Type("4")
+					waitFor(t, tm, "Runs 2 of 2")
+					if step != "runs" {
+						tm.Type(" j ")
+						waitFor(t, tm, "verdict: regressed")
+					}
+					if step == "flipped" {
+						typeKeys(tm, press(tea.KeyEnter))
+						waitFor(t, tm, "Item dt-010")
+					}
+					_, view := finish(t, tm)
+					golden.RequireEqual(t, []byte(normalize(view)))
+				})
+			}
+		})
+	}
+}
+
+// TestHelpAndResize: ? lists every key of the screen; a resize redraws at
+// the new size without overflowing.
+func TestHelpAndResize(t *testing.T) {
+	m, _, _ := newTriage(t)
+	drive(m, tea.WindowSizeMsg{Width: 80, Height: 24}, keys("r")[0], keys("?")[0])
+	v := m.View()
+	for _, want := range []string{"run", "edit question", "change type", "move up", "quit"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("help lacks %q", want)
+		}
+	}
+	drive(m, keys("?")[0])
+	for _, sz := range []struct{ w, h int }{{60, 16}, {200, 60}, {80, 24}} {
+		drive(m, tea.WindowSizeMsg{Width: sz.w, Height: sz.h})
+		lines := strings.Split(m.View(), "\n")
+		if len(lines) != sz.h {
+			t.Errorf("%dx%d: %d lines", sz.w, sz.h, len(lines))
+		}
+		for i, l := range lines {
+			if n := lipglossWidth(l); n > sz.w {
+				t.Errorf("%dx%d: line %d is %d cells wide", sz.w, sz.h, i, n)
+			}
+		}
+	}
+}
