@@ -42,9 +42,11 @@ type GateResult struct {
 }
 
 // Load reads a stored run (its question-set snapshot and answers), computes
-// every question's metrics with opt (the noul threshold comes from the set)
-// and evaluates the set's gates plus flags.
-func Load(ctx context.Context, db *store.DB, run *store.Run, opt metrics.Options, flags questionset.Gate) (*RunReport, error) {
+// every question's metrics with opt (the noul threshold comes from the
+// snapshot) and evaluates the gates of gates (the question-set file the
+// run was made from: snapshots leave gates out, so nil means flags only)
+// plus flags.
+func Load(ctx context.Context, db *store.DB, run *store.Run, opt metrics.Options, gates *questionset.Set, flags questionset.Gate) (*RunReport, error) {
 	snap, err := db.QuestionSet(ctx, run.SetHash)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: question set: %w", run.ID, err)
@@ -64,7 +66,22 @@ func Load(ctx context.Context, db *store.DB, run *store.Run, opt metrics.Options
 	if opt.Model == "" && len(run.Models) > 0 {
 		opt.Model = strings.Join(run.Models, "+")
 	}
-	return Build(run, set, obs, opt, flags), nil
+	rep := Build(run, set, obs, opt, questionset.Gate{})
+	if gates == nil {
+		gates = set
+	}
+	rep.Gates = EvaluateGates(gates, flags, rep.Questions)
+	rep.Passed = passed(rep.Gates)
+	return rep, nil
+}
+
+func passed(gs []GateResult) bool {
+	for _, g := range gs {
+		if !g.Passed {
+			return false
+		}
+	}
+	return true
 }
 
 // ObsOf converts a stored answer into a metrics observation.
@@ -95,10 +112,7 @@ func Build(run *store.Run, set *questionset.Set, obs map[string][]metrics.Obs, o
 		rep.Questions = append(rep.Questions, r)
 	}
 	rep.Gates = EvaluateGates(set, flags, rep.Questions)
-	rep.Passed = true
-	for _, g := range rep.Gates {
-		rep.Passed = rep.Passed && g.Passed
-	}
+	rep.Passed = passed(rep.Gates)
 	return rep
 }
 

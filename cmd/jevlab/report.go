@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+
+	"github.com/jevlab/jevlab/evals/questionset"
+	"github.com/jevlab/jevlab/evals/report"
+	"github.com/jevlab/jevlab/store"
+)
+
+// reportFlags are the report files and gate overrides eval (and show)
+// accept: --junit PATH, --markdown PATH, --min-accuracy, --max-ece.
+type reportFlags struct {
+	junit, markdown     string
+	minAccuracy, maxECE float64
+	fs                  *pflag.FlagSet
+}
+
+// bindReportFlags declares the report flags on f.
+func bindReportFlags(f *pflag.FlagSet, o *reportFlags) {
+	o.fs = f
+	f.StringVar(&o.junit, "junit", "", "write the gates as JUnit XML to PATH (one test case per question × gate)")
+	f.StringVar(&o.markdown, "markdown", "", "write the full report as Markdown (a PR comment) to PATH (- for stdout)")
+	f.Float64Var(&o.minAccuracy, "min-accuracy", 0, "gate: every question's accuracy must be at least this (overrides the set's gates)")
+	f.Float64Var(&o.maxECE, "max-ece", 0, "gate: every question's ECE must be at most this (overrides the set's gates)")
+}
+
+// gate returns the flag gates that were set.
+func (o *reportFlags) gate() (questionset.Gate, error) {
+	var g questionset.Gate
+	if o.fs == nil {
+		return g, nil
+	}
+	if o.fs.Changed("min-accuracy") {
+		if o.minAccuracy < 0 || o.minAccuracy > 1 {
+			return g, fmt.Errorf("--min-accuracy %g: must be between 0 and 1", o.minAccuracy)
+		}
+		g.MinAccuracy = &o.minAccuracy
+	}
+	if o.fs.Changed("max-ece") {
+		if o.maxECE < 0 || o.maxECE > 1 {
+			return g, fmt.Errorf("--max-ece %g: must be between 0 and 1", o.maxECE)
+		}
+		g.MaxECE = &o.maxECE
+	}
+	return g, nil
+}
+
+// emitReport computes run's full report (metrics, the gates of set — the
+// question-set file the run was made from, nil for flag gates only — and
+// the flag gates), writes the requested JUnit and Markdown files, prints
+// each failed gate to stderr, and returns a failErr (exit 1) when a gate
+// failed. Without gates it always passes.
+func (a *app) emitReport(ctx context.Context, db *store.DB, run *store.Run, set *questionset.Set, o reportFlags) error {
+	g, err := o.gate()
+	if err != nil {
+		return usageErr(err)
+	}
+	rep, err := report.Load(ctx, db, run, defaultMetricOptions(), set, g)
+	if err != nil {
+		return err
+	}
+	if o.junit != "" {
+		var b bytes.Buffer
+		if err := report.WriteJUnit(&b, rep); err != nil {
+			return err
+		}
+		if err := writeReportFile(o.junit, b.Bytes()); err != nil {
+			return err
+		}
+	}
+	if o.markdown != "" {
+		var b bytes.Buffer
+		if err := report.WriteMarkdown(&b, rep); err != nil {
+			return err
+		}
+		if o.markdown == "-" {
+			if _, err := a.stdout.Write(b.Bytes()); err != nil {
+				return err
+			}
+		} else if err := writeReportFile(o.markdown, b.Bytes()); err != nil {
+			return err
+		}
+	}
+	failed := 0
+	for _, gr := range rep.Gates {
+		if !gr.Passed {
+			failed++
+			fmt.Fprintf(a.stderr, "jevlab: gate failed: question %s %s: %s (%s)\n", gr.Question, gr.Gate, gr.Msg, gr.Source)
+		}
+	}
+	if failed > 0 {
+		return failErr(fmt.Errorf("%d of %d gates failed for run %s", failed, len(rep.Gates), run.ID))
+	}
+	return nil
+}
+
+// writeReportFile writes b to path atomically (temp file + rename).
+func writeReportFile(path string, b []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, ".jevlab-report-*")
+	if err != nil {
+		return usageErr(fmt.Errorf("write report %s: %w", path, err))
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return fmt.Errorf("write report %s: %w", path, err)
+	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return fmt.Errorf("write report %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write report %s: %w", path, err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("write report %s: %w", path, err)
+	}
+	return nil
+}

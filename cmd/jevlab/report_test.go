@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/jevlab/jevlab/evals/questionset"
+)
+
+// TestEmitReportGates evaluates the shipped demo-triage set offline and
+// checks its gates ("*": accuracy >= 0.8, ECE <= 0.25: all pass; urgency is
+// 8/10) and a --min-accuracy 0.9 flag (urgency fails, exit 1).
+func TestEmitReportGates(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "r.db")
+	setPath := demoSet(t, readFixture(t, "recorded.jsonl"))
+	evalOffline(t, db, setPath)
+	set, err := questionset.Load(setPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	emit := func(args ...string) (error, string, string) {
+		var out, errOut bytes.Buffer
+		a := newApp(nil, &out, &errOut)
+		a.dbPath = db
+		defer a.close()
+		var rf reportFlags
+		fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+		bindReportFlags(fs, &rf)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		d, err := a.db()
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, err := d.ResolveRun(context.Background(), "latest")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.emitReport(context.Background(), d, run, set, rf), out.String(), errOut.String()
+	}
+
+	junit, md := filepath.Join(dir, "gates.xml"), filepath.Join(dir, "report.md")
+	err, _, _ = emit("--junit", junit, "--markdown", md)
+	if err != nil {
+		t.Fatalf("set gates: %v", err)
+	}
+	x, _ := os.ReadFile(junit)
+	if n := strings.Count(string(x), "<testcase "); n != 6 || strings.Contains(string(x), "<failure") {
+		t.Errorf("junit: %d cases\n%s", n, x)
+	}
+	m, _ := os.ReadFile(md)
+	if !strings.Contains(string(m), "**Gates: all passed**") {
+		t.Errorf("markdown:\n%s", m)
+	}
+
+	err, _, errOut := emit("--min-accuracy", "0.9", "--junit", junit)
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != exitFailed {
+		t.Fatalf("flag gate: %v, want exit 1", err)
+	}
+	if !strings.Contains(errOut, "gate failed: question urgency min_accuracy: accuracy 0.8, needs >= 0.9") {
+		t.Errorf("stderr: %s", errOut)
+	}
+	x, _ = os.ReadFile(junit)
+	if strings.Count(string(x), "<failure") != 1 {
+		t.Errorf("junit after the flag:\n%s", x)
+	}
+	err, _, _ = emit("--max-ece", "2")
+	if !errors.As(err, &ee) || ee.code != exitUsage {
+		t.Errorf("--max-ece 2: %v, want a usage error", err)
+	}
+	err, out, _ := emit("--markdown", "-")
+	if err != nil || !strings.Contains(out, "### jevlab run") {
+		t.Errorf("markdown to stdout: %v\n%s", err, out)
+	}
+}
