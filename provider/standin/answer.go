@@ -55,7 +55,12 @@ func (s *Server) answer(body []byte) (*response, int) {
 		}
 	}
 	var req provider.Request
-	if err := json.Unmarshal(body, &req); err != nil {
+	// UnmarshalJSON validates as it splits; only on failure is the body run
+	// through json.Unmarshal, whose *json.SyntaxError carries the offset.
+	if err := req.UnmarshalJSON(body); err != nil {
+		if err2 := json.Unmarshal(body, &req); err2 != nil {
+			err = err2
+		}
 		return &response{body: detailBody(decodeDetails(body, err))}, http.StatusUnprocessableEntity
 	}
 	if err := req.ValidateWith(s.cfg.Limits); err != nil {
@@ -252,6 +257,9 @@ func problemDetail(typeOf func(string) string, err error) detail {
 				t = "union_tag_not_found"
 			}
 			return detail{Loc: loc, Msg: "type " + fe.Msg, Type: t}
+		}
+		if fe.Field == "id" {
+			return detail{Loc: loc, Msg: fe.Msg, Type: "value_error"}
 		}
 		if tag := typeOf(qe.ID); tag != "" {
 			loc = append(loc, tag)
