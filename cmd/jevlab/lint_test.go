@@ -80,7 +80,20 @@ func TestLintExitCodes(t *testing.T) {
 		}
 	}
 
-	code, out, _ := runWithStdin(t, "", "lint", "--json", warn)
+	// Dataset mapping flags reach the reader: a CSV whose columns are named
+	// differently lints clean only with the mapping.
+	csv := filepath.Join(dir, "tickets.csv")
+	os.WriteFile(csv, []byte("ticket_id,text,gold\nt1,charged twice,a\nt2,where is it,other\n"), 0o644)
+	code, out, errOut := runWithStdin(t, "", "lint", "--data", csv, "--id-field", "ticket_id", "--state-field", "text", "--label", "team=gold", clean)
+	if code != 0 || !strings.Contains(out, "ok, no findings") {
+		t.Errorf("mapped CSV: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = runWithStdin(t, "", "lint", "--data", csv, clean)
+	if code != 2 || !strings.Contains(out, "error[dataset]") || !strings.Contains(out, csv) {
+		t.Errorf("unmapped CSV: exit %d\n%s", code, out)
+	}
+
+	code, out, _ = runWithStdin(t, "", "lint", "--json", warn)
 	var doc struct {
 		Errors, Warnings int
 		Findings         []struct {
