@@ -2,15 +2,24 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/jevlab/jevlab/internal/testutil"
+	"github.com/jevlab/jevlab/provider"
+	"github.com/jevlab/jevlab/provider/fixtures"
+	"github.com/jevlab/jevlab/provider/standin"
 )
 
 // askRun runs jevlab in-process with args and returns the exit code and
@@ -333,5 +342,85 @@ func TestAskStateFromFileAndTornFixtureWarning(t *testing.T) {
 	}
 	if !strings.Contains(errOut, "warning: "+fx+":2: torn last line") {
 		t.Fatalf("stderr lacks the torn-line warning: %s", errOut)
+	}
+}
+
+// TestAskPartialHitSendsOnlyMissing asks a recorded demo-triage request
+// plus one new question through the whole stack (cache, live client,
+// stand-in over HTTP) and counts the question ids the server received.
+func TestAskPartialHitSendsOnlyMissing(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("TYPESAFE_API_KEY", canaryKey)
+	si, err := standin.New(standin.Config{Synthetic: true, APIKey: canaryKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer si.Close()
+	var mu sync.Mutex
+	var asked [][]string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if r.URL.Path == "/v1/systemone" {
+			var req provider.Request
+			if err := json.Unmarshal(body, &req); err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			asked = append(asked, req.Questions.IDs())
+			mu.Unlock()
+		}
+		si.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+
+	dir := t.TempDir()
+	src := filepath.Join(testutil.Testdata(t, "demo-triage"), "recorded.jsonl")
+	exs, _, err := fixtures.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		State     json.RawMessage `json:"state"`
+		Questions json.RawMessage `json:"questions"`
+	}
+	if err := json.Unmarshal(exs[0].Request, &rec); err != nil {
+		t.Fatal(err)
+	}
+	// The recorded questions plus a new noul "spam", renaming "queue" to
+	// "team" on the way (ids are not part of the cache key).
+	qs := strings.Replace(string(rec.Questions), `"queue":`, `"team":`, 1)
+	qs = strings.TrimSuffix(qs, "}") + `,"spam":{"type":"noul","instructions":"Is this message spam?"}}`
+	set := filepath.Join(dir, "triage.json")
+	body := fmt.Sprintf(`{"name":"triage","state":%s,"questions":%s,"fixtures":[%q]}`, rec.State, qs, src)
+	if err := os.WriteFile(set, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	newRec := filepath.Join(dir, "new.jsonl")
+	db := filepath.Join(dir, "db")
+	code, out, errOut := askRun(t, "ask", "--db", db, "--fixtures", newRec, "--base-url", srv.URL, set)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if len(asked) != 1 || strings.Join(asked[0], ",") != "spam" {
+		t.Fatalf("server was asked %v, want exactly [[spam]]", asked)
+	}
+	for _, want := range []string{"source    cache 3, live 1   (mode stand-in)", "jev-1.13.0+" + standin.SyntheticModel, "(mixed:", "team (choice)  chose billing", "spam (noul)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// The new answer was recorded to --fixtures; asked again offline, all
+	// four come from the cache.
+	got, _, err := fixtures.ReadFile(newRec)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("recorded %d, %v", len(got), err)
+	}
+	code, out, errOut = askRun(t, "ask", "--offline", "--db", filepath.Join(dir, "other-db"), "--fixtures", newRec, set)
+	if code != 0 || !strings.Contains(out, "source    cache   (mode offline)") || len(asked) != 1 {
+		t.Fatalf("offline replay: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if code, _, errOut := askRun(t, "ask", "--offline", "--fresh", "--db", db, set); code != 2 || !strings.Contains(errOut, "nothing could answer") {
+		t.Fatalf("--offline --fresh: exit %d: %s", code, errOut)
 	}
 }

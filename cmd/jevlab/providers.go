@@ -121,6 +121,9 @@ func (a *app) provider(ctx context.Context, set *questionset.Set) (provider.Prov
 		}
 	}
 
+	if a.offline && a.fresh {
+		return nil, "", usageErr(errors.New("--fresh skips recorded answers and --offline forbids calling out, so nothing could answer; drop one of them"))
+	}
 	hint := fmt.Sprintf("run again without --offline (with %s set) to record them", a.keyEnv)
 	var upstream provider.Provider
 	mode := ModeOffline
