@@ -201,7 +201,7 @@ func (c *checker) duplicateLevels(id string, q *provider.Question) {
 // ---- negated-true
 
 // negation finds a negation in the first clause of a text.
-var negation = regexp.MustCompile(`(?i)(^|\W)(not|no|none|never|nothing|nobody|neither|without|cannot|can't|doesn't|don't|didn't|isn't|aren't|wasn't|weren't|hasn't|haven't|won't|shouldn't|lacks?)(\W|$)`)
+var negation = regexp.MustCompile(`(?i)(^|\W)(not|no|none|never|nothing|nobody|neither|cannot|can't|doesn't|don't|didn't|isn't|aren't|wasn't|weren't|hasn't|haven't|won't|shouldn't)(\W|$)`)
 
 func firstClause(s string) string {
 	s = strings.TrimSpace(s)
@@ -231,7 +231,7 @@ func criterionText(raw json.RawMessage) string {
 
 // negatedQuestion matches a question that asks about the absence of
 // something: "Is it not…", "Does the message not…", "Isn't…".
-var negatedQuestion = regexp.MustCompile(`(?i)^\W*((is|are|was|were|does|do|did|has|have|had|can|could|will|would|should)n't\b|(is|are|was|were|does|do|did|has|have|had|can|could|will|would|should)\s+(\S+\s+){0,4}?(not|never|no longer)\b)`)
+var negatedQuestion = regexp.MustCompile(`(?i)^\W*((is|are|was|were|does|do|did|has|have|had|can|could|will|would|should)n't\b|(is|are|was|were) there no\b|(is|are|was|were|does|do|did|has|have|had|can|could|will|would|should)\s+(\S+\s+){0,4}?(not|never|no longer)\b)`)
 
 func (c *checker) negatedTrue(id string, q *provider.Question) {
 	for _, o := range q.Options {

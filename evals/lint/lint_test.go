@@ -263,6 +263,9 @@ var ruleCases = []ruleCase{
 	{"isn't question", `x`, `{type: noul, instructions: "Isn't this spam?"}`, "negated-true"},
 	{"positive question with or not", `x`, `{type: noul, instructions: "Does the customer ask for a refund, or not?"}`, ""},
 	{"positive question mentioning nothing", `x`, `{type: noul, instructions: "Does the message mention a refund?"}`, ""},
+	{"is there no", `x`, `{type: noul, instructions: "Is there no price in the message?"}`, "negated-true"},
+	{"is there any", `x`, `{type: noul, instructions: "Is there any price in the message?"}`, ""},
+	{"without in a positive criterion", `x`, `{type: noul, instructions: "Is the parcel intact?", criteria: {"true": "Delivered without damage"}}`, ""},
 	{"knot is not not", `x`, `{type: noul, criteria: {"true": "ties a knot"}}`, ""},
 	// unresolved-path
 	{"dotted path resolves", `{ticket: {messages: [{text: hi}]}}`, `{type: noul, instructions: "Is ` + "`ticket.messages[0].text`" + ` rude?"}`, ""},
