@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/jevlab/jevlab/evals/metrics"
 	"github.com/jevlab/jevlab/evals/questionset"
 	"github.com/jevlab/jevlab/evals/report"
 	"github.com/jevlab/jevlab/store"
@@ -17,9 +18,9 @@ import (
 // reportFlags are the report files and gate overrides eval (and show)
 // accept: --junit PATH, --markdown PATH, --min-accuracy, --max-ece.
 type reportFlags struct {
-	junit, markdown     string
-	minAccuracy, maxECE float64
-	fs                  *pflag.FlagSet
+	junit, markdown, cutpoints     string
+	minAccuracy, maxECE, targetAcc float64
+	fs                             *pflag.FlagSet
 }
 
 // bindReportFlags declares the report flags on f.
@@ -29,6 +30,8 @@ func bindReportFlags(f *pflag.FlagSet, o *reportFlags) {
 	f.StringVar(&o.markdown, "markdown", "", "write the full report as Markdown (a PR comment) to PATH (- for stdout)")
 	f.Float64Var(&o.minAccuracy, "min-accuracy", 0, "gate: every question's accuracy must be at least this (overrides the set's gates)")
 	f.Float64Var(&o.maxECE, "max-ece", 0, "gate: every question's ECE must be at most this (overrides the set's gates)")
+	f.Float64Var(&o.targetAcc, "target-accuracy", 0.95, "selective accuracy the confidence cut-point must reach (fitted on half the labels, checked on the other)")
+	f.StringVar(&o.cutpoints, "cutpoints", "", "write the fitted confidence cut-points as JSON to PATH (an application can load them)")
 }
 
 // gate returns the flag gates that were set.
@@ -62,9 +65,32 @@ func (a *app) emitReport(ctx context.Context, db *store.DB, run *store.Run, set 
 	if err != nil {
 		return usageErr(err)
 	}
-	rep, err := report.Load(ctx, db, run, defaultMetricOptions(), set, g)
+	opt := defaultMetricOptions()
+	if o.targetAcc <= 0 || o.targetAcc > 1 {
+		return usageErr(fmt.Errorf("--target-accuracy %g: must be in (0, 1]", o.targetAcc))
+	}
+	opt.TargetAccuracy = o.targetAcc
+	rep, err := report.Load(ctx, db, run, opt, set, g)
 	if err != nil {
 		return err
+	}
+	if o.cutpoints != "" {
+		var b bytes.Buffer
+		cs := report.Cutpoints(rep)
+		if cs == nil {
+			cs = []metrics.Cutpoint{}
+		}
+		if err := report.WriteJSON(&b, cs); err != nil {
+			return err
+		}
+		if err := writeReportFile(o.cutpoints, b.Bytes()); err != nil {
+			return err
+		}
+		for _, q := range rep.Questions {
+			if q.Selective.Refused != "" {
+				fmt.Fprintf(a.stderr, "jevlab: no cut-point for %s: %s\n", q.ID, q.Selective.Refused)
+			}
+		}
 	}
 	if o.junit != "" {
 		var b bytes.Buffer

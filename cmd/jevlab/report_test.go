@@ -80,6 +80,11 @@ func TestEmitReportGates(t *testing.T) {
 	if !errors.As(err, &ee) || ee.code != exitUsage {
 		t.Errorf("--max-ece 2: %v, want a usage error", err)
 	}
+	cp := filepath.Join(dir, "cut.json")
+	err, _, errOut = emit("--cutpoints", cp)
+	if b, _ := os.ReadFile(cp); err != nil || strings.TrimSpace(string(b)) != "[]" || !strings.Contains(errOut, "no cut-point for urgency: 10 labelled answers") {
+		t.Errorf("cutpoints below 100 labels: %v %q %s", err, b, errOut)
+	}
 	err, out, _ := emit("--markdown", "-")
 	if err != nil || !strings.Contains(out, "### jevlab run") {
 		t.Errorf("markdown to stdout: %v\n%s", err, out)
