@@ -23,6 +23,15 @@ const uriAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456
 // ErrCorrupt reports a payload that is not a valid lz-string stream.
 var ErrCorrupt = errors.New("lz-string payload is corrupt")
 
+// ErrTooLarge reports a payload that would decompress to more than
+// MaxDecompressed code units. LZW output can grow quadratically with the
+// input, so a short crafted link could otherwise exhaust memory.
+var ErrTooLarge = errors.New("lz-string payload decompresses to too much data")
+
+// MaxDecompressed caps the decompressed size in UTF-16 code units (64 Mi,
+// 128 MiB as UTF-16): far above any Playground share.
+const MaxDecompressed = 64 << 20
+
 // CompressToEncodedURIComponent compresses s exactly as lz-string's
 // compressToEncodedURIComponent does.
 func CompressToEncodedURIComponent(s string) string {
@@ -51,7 +60,7 @@ func DecompressFromEncodedURIComponent(s string) (string, error) {
 		}
 		vals[i] = uint16(v)
 	}
-	units, err := decompress(vals, 32)
+	units, err := decompress(vals, 32, MaxDecompressed)
 	if err != nil {
 		return "", err
 	}
@@ -196,7 +205,7 @@ func (r *bitReader) bits(n int) int {
 	return out
 }
 
-func decompress(data []uint16, reset uint16) ([]uint16, error) {
+func decompress(data []uint16, reset uint16, maxOut int) ([]uint16, error) {
 	r := &bitReader{data: data, val: data[0], pos: reset, reset: reset, index: 1}
 	dict := [][]uint16{nil, nil, nil}
 	enlargeIn, numBits := 4, 3
@@ -244,6 +253,9 @@ func decompress(data []uint16, reset uint16) ([]uint16, error) {
 			entry = append(append(make([]uint16, 0, len(w)+1), w...), w[0])
 		default:
 			return nil, fmt.Errorf("%w: back-reference %d beyond dictionary size %d", ErrCorrupt, c, len(dict))
+		}
+		if len(out)+len(entry) > maxOut {
+			return nil, fmt.Errorf("%w (more than %d code units)", ErrTooLarge, maxOut)
 		}
 		out = append(out, entry...)
 		dict = append(dict, append(append(make([]uint16, 0, len(w)+1), w...), entry[0]))

@@ -143,3 +143,24 @@ func BenchmarkDecompress(b *testing.B) {
 		}
 	}
 }
+
+// A long run compresses to about sqrt(2n) codes, so output grows
+// quadratically with the payload: the cap stops a crafted link.
+func TestDecompressCap(t *testing.T) {
+	run := strings.Repeat("a", 100000)
+	enc := CompressToEncodedURIComponent(run)
+	if len(enc) > 2000 {
+		t.Fatalf("a run of 100000 compressed to %d characters; expected quadratic growth", len(enc))
+	}
+	vals := make([]uint16, len(enc))
+	for i := 0; i < len(enc); i++ {
+		vals[i] = uint16(strings.IndexByte(uriAlphabet, enc[i]))
+	}
+	if _, err := decompress(vals, 32, 99999); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("cap 99999: error %v, want ErrTooLarge", err)
+	}
+	out, err := decompress(vals, 32, 100000)
+	if err != nil || len(out) != 100000 {
+		t.Fatalf("cap 100000: %d units, %v", len(out), err)
+	}
+}
