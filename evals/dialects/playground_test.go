@@ -12,7 +12,7 @@ import (
 // Real share links from TypeSafe's published documentation decode to the
 // JSON npm lz-string 1.5.0 decodes them to (testdata/playground/gen.js).
 func TestDecodeRealLinks(t *testing.T) {
-	for _, name := range []string{"intent-routing", "insurance-claim"} {
+	for _, name := range []string{"intent-routing", "insurance-claim", "entity-pair", "skill-shortlist"} {
 		t.Run(name, func(t *testing.T) {
 			link := strings.TrimSpace(string(readFile(t, "playground/"+name+".link")))
 			want := readFile(t, "playground/"+name+".decoded.json")
@@ -80,6 +80,41 @@ func TestImportRealLinks(t *testing.T) {
 		}
 		checkFileRoundTrip(t, im, Playground)
 	})
+}
+
+func TestImportMoreRealLinks(t *testing.T) {
+	cases := []struct {
+		file, model, ids, stateKeys string
+	}{
+		{"entity-pair", "jev-1.12", "link_state,same_name,same_brewery,same_style", "entity_a,entity_b"},
+		{"skill-shortlist", "jev-1.12", "which,fits::powerpoint,fits::pptx-author,fits::chroma", "request,recent_context"},
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			im, err := Import(Playground, "link", readFile(t, "playground/"+c.file+".link"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if im.Set.Model != c.model {
+				t.Errorf("model %q, want %q", im.Set.Model, c.model)
+			}
+			if got := strings.Join(im.Set.Questions.IDs(), ","); got != c.ids {
+				t.Errorf("questions %s, want %s", got, c.ids)
+			}
+			var keys []string
+			o, err := (&importer{}).parseObject("", im.Set.State)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range o.fields {
+				keys = append(keys, f.Key)
+			}
+			if got := strings.Join(keys, ","); got != c.stateKeys {
+				t.Errorf("state keys %s, want %s (in documentText order)", got, c.stateKeys)
+			}
+			checkFileRoundTrip(t, im, Playground)
+		})
+	}
 }
 
 func TestDocumentState(t *testing.T) {

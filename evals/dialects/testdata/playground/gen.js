@@ -5,13 +5,16 @@
 // *.link are real share links found in published TypeSafe documentation
 // (intent-routing: docs.typesafe.ai/patterns/intent-routing "Try it in the
 // Playground"; insurance-claim: a TypeSafe cookbook notebook's "Open this
-// claim + rubric in the TypeSafe playground"). gen.js writes their decoded
+// claim + rubric in the TypeSafe playground"; entity-pair: an entity
+// resolution cookbook page's "Open this pair + questions"; skill-shortlist:
+// a skill-routing cookbook page's "open this shortlist and its questions"
+// link, model jev-1.12). gen.js writes their decoded
 // JSON to *.decoded.json, and export-links.json: for wire requests, the
 // link the Playground's own builder would make (JSON.stringify(state, null,
 // 2) or the state string, JSON.stringify(questions, null, 2)).
 const lz = require("lz-string");
 const fs = require("fs");
-for (const f of ["intent-routing", "insurance-claim"]) {
+for (const f of ["intent-routing", "insurance-claim", "entity-pair", "skill-shortlist"]) {
   const link = fs.readFileSync(f + ".link", "utf8").trim();
   fs.writeFileSync(f + ".decoded.json", lz.decompressFromEncodedURIComponent(link.split("#share/")[1]));
 }
