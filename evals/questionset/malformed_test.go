@@ -117,3 +117,18 @@ func TestMalformedSets(t *testing.T) {
 		})
 	}
 }
+
+// TestAliasBomb: aliases that expand past any sendable size are refused
+// quickly instead of exhausting memory.
+func TestAliasBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("a0: &a0 [\"" + strings.Repeat("x", 64) + "\"]\n")
+	for i := 1; i < 30; i++ {
+		fmt.Fprintf(&b, "a%d: &a%d [*a%d, *a%d, *a%d, *a%d]\n", i, i, i-1, i-1, i-1, i-1)
+	}
+	in := "questions:\n  q:\n    type: noul\n    instructions:\n      " + strings.ReplaceAll(strings.TrimSuffix(b.String(), "\n"), "\n", "\n      ") + "\n"
+	_, err := Parse("bomb.yaml", []byte(in))
+	if err == nil || !strings.Contains(err.Error(), "expands to more than 16 MB through aliases") {
+		t.Fatalf("got %v", err)
+	}
+}

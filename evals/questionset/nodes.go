@@ -17,7 +17,7 @@ import (
 
 // maxExpanded caps the JSON a YAML document may expand to through aliases
 // ("billion laughs"): a question set is never this large.
-const maxExpanded = 64 << 20
+const maxExpanded = 16 << 20
 
 // maxDepth caps nesting so a hostile file cannot exhaust the stack.
 const maxDepth = 512
