@@ -217,3 +217,27 @@ func TestSavedAdoptsBackgroundWrite(t *testing.T) {
 		t.Errorf("edit after Saved:\n%s", out)
 	}
 }
+
+func TestChanged(t *testing.T) {
+	s := mustParse(t, "s.yaml", designExample)
+	if s.Changed() {
+		t.Error("fresh load reports a change")
+	}
+	x := 0.6
+	if err := s.SetThreshold("urgent", &x); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Changed() {
+		t.Error("edit not seen")
+	}
+	x = 0.7
+	if err := s.SetThreshold("urgent", &x); err != nil {
+		t.Fatal(err)
+	}
+	if s.Changed() {
+		t.Error("an edit undone by hand still reports a change")
+	}
+	if !New("n").Changed() {
+		t.Error("a never-saved set reports no change")
+	}
+}

@@ -435,3 +435,9 @@ func (s *Set) IsJSON() bool { return s.isJSON }
 func (s *Set) onlyQuestions() bool {
 	return s.Name == "" && s.Model == "" && s.State == nil && s.Dataset == "" && len(s.Fixtures) == 0 && len(s.Gates) == 0
 }
+
+// Changed reports whether the set differs from what was loaded or last
+// saved (always true for a set never saved).
+func (s *Set) Changed() bool {
+	return s.orig == nil || !bytes.Equal(s.canonicalJSON(), s.snapshot)
+}
