@@ -268,6 +268,7 @@ func (d *Data) cutpoint(q *provider.Question, opt Options) (*Cutpoint, string) {
 	}
 	if hk > 0 {
 		c.HoldoutAccuracy = float64(hok) / float64(hk)
+		c.HoldoutAccuracyLo = ClopperPearsonLower(hok, hk, 0.05)
 	}
 	c.Reached = hk > 0 && c.HoldoutAccuracy >= c.Target
 	return c, ""
@@ -394,4 +395,42 @@ func (d *Data) ECEFloor(draws int, seed uint64) (mean, p95 float64) {
 	}
 	slices.Sort(vals)
 	return mean / float64(draws), NearestRank(vals, 0.95)
+}
+
+// ClopperPearsonLower is the exact two-sided (1−alpha) lower confidence
+// bound of a binomial proportion with k successes in n trials: the p at
+// which P(X >= k) = alpha/2 (0 when k = 0).
+func ClopperPearsonLower(k, n int, alpha float64) float64 {
+	if k <= 0 || n <= 0 {
+		return 0
+	}
+	lo, hi := 0.0, 1.0
+	for range 100 {
+		mid := (lo + hi) / 2
+		if binomUpperTail(k, n, mid) < alpha/2 {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
+}
+
+// binomUpperTail is P(X >= k) for X ~ Binomial(n, p), summed in log space.
+func binomUpperTail(k, n int, p float64) float64 {
+	if p <= 0 {
+		return 0
+	}
+	if p >= 1 {
+		return 1
+	}
+	lp, lq := math.Log(p), math.Log1p(-p)
+	lgN, _ := math.Lgamma(float64(n + 1))
+	var s float64
+	for i := k; i <= n; i++ {
+		li, _ := math.Lgamma(float64(i + 1))
+		lr, _ := math.Lgamma(float64(n - i + 1))
+		s += math.Exp(lgN - li - lr + float64(i)*lp + float64(n-i)*lq)
+	}
+	return s
 }

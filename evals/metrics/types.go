@@ -349,8 +349,11 @@ type Cutpoint struct {
 	HoldoutN        int     `json:"holdout_n"`
 	HoldoutAccuracy float64 `json:"holdout_accuracy"`
 	HoldoutCoverage float64 `json:"holdout_coverage"`
-	Reached         bool    `json:"reached"` // holdout accuracy >= target
-	Seed            uint64  `json:"seed"`
+	// HoldoutAccuracyLo is the exact (Clopper–Pearson) two-sided 95% lower
+	// bound of the held-out selective accuracy.
+	HoldoutAccuracyLo float64 `json:"holdout_accuracy_lo"`
+	Reached           bool    `json:"reached"` // holdout accuracy >= target
+	Seed              uint64  `json:"seed"`
 }
 
 // Latency summarises provider round trips (nearest-rank percentiles over

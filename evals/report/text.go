@@ -163,8 +163,8 @@ func writeQuestionText(b *strings.Builder, q *metrics.QuestionReport) {
 	sel := q.Selective
 	row("selective", fmt.Sprintf("confidence = %s · AURC %s · E-AURC %s", sel.ConfidenceName, est(sel.AURC), num(sel.EAURC)))
 	if c := sel.Cutpoint; c != nil {
-		row("cut-point", fmt.Sprintf("confidence >= %.3g for accuracy %.3g: fitted on %d (coverage %.3g), held out %d: accuracy %.3g coverage %.3g (seed %d)",
-			c.Cutpoint, c.Target, c.FitN, c.FitCoverage, c.HoldoutN, c.HoldoutAccuracy, c.HoldoutCoverage, c.Seed))
+		row("cut-point", fmt.Sprintf("confidence >= %.3g for accuracy %.3g: fitted on %d (coverage %.3g), held out %d: accuracy %.3g (95%% lower bound %.3g) coverage %.3g (seed %d)",
+			c.Cutpoint, c.Target, c.FitN, c.FitCoverage, c.HoldoutN, c.HoldoutAccuracy, c.HoldoutAccuracyLo, c.HoldoutCoverage, c.Seed))
 	} else if sel.Refused != "" {
 		row("cut-point", "none: "+sel.Refused)
 	}
