@@ -462,6 +462,13 @@ func (c *checker) tokenBudget() {
 		where = fmt.Sprintf("dataset item %q", c.worst.item)
 	}
 	req := len(`{"model":"","state":,"questions":{}}`) + len(c.set.ModelName()) + c.worst.bytes + c.qtotal
+	if req > provider.DefaultMaxRequestBytes {
+		line, col := c.loc.topField("questions")
+		c.findings = append(c.findings, Finding{ID: IDLimits, Severity: SeverityError, File: c.file, Line: line, Col: col,
+			Message: fmt.Sprintf("a request with %s is %d bytes serialized, over the %d-byte ceiling jevlab's client enforces; it would never be sent",
+				where, req, provider.DefaultMaxRequestBytes),
+			Fix: "shorten or filter the state, or split the questions across requests"})
+	}
 	if t := req / 4; t > c.opts.maxRequest() {
 		line, col := c.loc.topField("questions")
 		c.findings = append(c.findings, Finding{ID: IDTokenBudget, Severity: SeverityWarning, File: c.file, Line: line, Col: col,

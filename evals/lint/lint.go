@@ -31,6 +31,9 @@ const (
 	SeverityWarning Severity = "warning"
 )
 
+// String returns "error" or "warning".
+func (s Severity) String() string { return string(s) }
+
 // Finding ids for errors.
 const (
 	// IDSchema is a question-set file that does not load: syntax, types,
@@ -39,6 +42,10 @@ const (
 	// IDDataset is a dataset problem: unreadable rows, duplicate ids, labels
 	// that don't match their question, labels for questions not in the set.
 	IDDataset = "dataset"
+	// IDLimits is a request jevlab would refuse to send: with the largest
+	// state seen, the serialized request exceeds the client's size ceiling
+	// (provider.DefaultMaxRequestBytes).
+	IDLimits = "limits"
 )
 
 // Finding ids for warnings (stable: scripts may filter on them).

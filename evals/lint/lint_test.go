@@ -395,3 +395,24 @@ func TestUnresolvedPathSuggestion(t *testing.T) {
 		}
 	}
 }
+
+func TestRequestSizeLimitIsAnError(t *testing.T) {
+	set, err := questionset.Parse("t.yaml", []byte("state: short\nquestions:\n  q: {type: noul, instructions: \"Is it long\"}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	huge, _ := json.Marshal(strings.Repeat("x", 8<<20))
+	fs := Lint(set, []dataset.Item{{ID: "huge", State: huge}}, Options{})
+	var got []string
+	for _, f := range fs {
+		got = append(got, f.Severity.String()+" "+f.ID)
+	}
+	// The 8 MiB state is also far over both token budgets.
+	want := "error limits,warning token-budget,warning token-budget"
+	if strings.Join(got, ",") != want {
+		t.Fatalf("findings %v, want %s", fs, want)
+	}
+	if !strings.Contains(fs[0].Message, `dataset item "huge"`) || !HasErrors(fs) {
+		t.Errorf("message %s", fs[0].Message)
+	}
+}
