@@ -240,7 +240,7 @@ func (db *DB) Runs(ctx context.Context, f RunFilter) ([]*Run, error) {
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	q += " ORDER BY started_at DESC, id DESC"
+	q += " ORDER BY started_at DESC, rowid DESC"
 	if f.Limit > 0 {
 		q += " LIMIT " + strconv.Itoa(f.Limit)
 	}
@@ -279,7 +279,7 @@ func (db *DB) ResolveRun(ctx context.Context, ref string) (*Run, error) {
 			}
 			back = n
 		}
-		r, err := scanRun(db.sql.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs ORDER BY started_at DESC, id DESC LIMIT 1 OFFSET ?`, back))
+		r, err := scanRun(db.sql.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1 OFFSET ?`, back))
 		if errors.Is(err, sql.ErrNoRows) {
 			if back == 0 {
 				return nil, fmt.Errorf("run %s: no runs stored yet in %s (run 'jevlab eval' first): %w", ref, db.path, ErrNotFound)

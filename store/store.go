@@ -41,6 +41,8 @@ type DB struct {
 
 	stmtMu sync.Mutex
 	stmts  map[string]*sql.Stmt
+
+	tempDir string // removed on Close (Open(":memory:"))
 }
 
 // DefaultPath returns where the database lives: $JEVLAB_DB, else
@@ -60,14 +62,26 @@ func DefaultPath() string {
 }
 
 // Open opens (creating if needed) the database at path and brings its schema
-// up to date. A new file is created with mode 0600 and its directory with
+// up to date. ":memory:" opens a private temporary database removed on
+// Close. A new file is created with mode 0600 and its directory with
 // 0700. The connection uses WAL, a busy timeout of BusyTimeout, foreign keys
 // and synchronous=NORMAL.
 func Open(path string) (*DB, error) {
 	if path == "" {
 		return nil, errors.New("open database: empty path")
 	}
-	if path != ":memory:" {
+	var tempDir string
+	if path == ":memory:" {
+		// Each pooled connection to ":memory:" would see its own empty
+		// database; a private temporary file behaves like one database
+		// and goes away on Close.
+		d, err := os.MkdirTemp("", "jevlab-db-")
+		if err != nil {
+			return nil, fmt.Errorf("open temporary database: %w", err)
+		}
+		tempDir, path = d, filepath.Join(d, "jevlab.db")
+	}
+	{
 		if dir := filepath.Dir(path); dir != "" {
 			if err := os.MkdirAll(dir, 0o700); err != nil {
 				return nil, fmt.Errorf("open database: create directory %s: %w", dir, err)
@@ -89,9 +103,9 @@ func Open(path string) (*DB, error) {
 	sdb.SetMaxOpenConns(8)
 	sdb.SetMaxIdleConns(8)
 	sdb.SetConnMaxIdleTime(0)
-	db := &DB{sql: sdb, path: path, stmts: map[string]*sql.Stmt{}}
+	db := &DB{sql: sdb, path: path, tempDir: tempDir, stmts: map[string]*sql.Stmt{}}
 	if err := db.migrate(context.Background(), migrations); err != nil {
-		sdb.Close()
+		db.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
 	return db, nil
@@ -114,7 +128,11 @@ func (db *DB) Close() error {
 	}
 	db.stmts = nil
 	db.stmtMu.Unlock()
-	return db.sql.Close()
+	err := db.sql.Close()
+	if db.tempDir != "" {
+		os.RemoveAll(db.tempDir)
+	}
+	return err
 }
 
 // stmt returns the prepared statement for query, preparing it once.

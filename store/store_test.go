@@ -443,3 +443,25 @@ func TestQuestionSetVersions(t *testing.T) {
 		t.Errorf("versions = %+v, %v", vs, err)
 	}
 }
+
+func TestOpenMemory(t *testing.T) {
+	db, err := Open(":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRun(t, db, "m", "jev-latest")
+	// Another pooled connection sees the same database.
+	errc := make(chan error, 1)
+	go func() {
+		_, err := db.Run(context.Background(), r.ID)
+		errc <- err
+	}()
+	if err := <-errc; err != nil {
+		t.Errorf("second connection: %v", err)
+	}
+	path := db.Path()
+	db.Close()
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("temporary database %s left behind: %v", path, err)
+	}
+}
