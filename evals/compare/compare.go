@@ -215,6 +215,11 @@ func Compare(a, b RunData, opt Options) *Comparison {
 		}
 		c.Questions = append(c.Questions, qc)
 	}
+	for _, e := range b.Questions {
+		if _, ok := a.Questions.Get(e.ID); !ok {
+			c.Questions = append(c.Questions, QuestionComparison{ID: e.ID, Type: e.Question.Type, Reason: "question absent from run A", Verdict: NotComparable})
+		}
+	}
 	holm(c.Questions, opt)
 	overall(c)
 	return c

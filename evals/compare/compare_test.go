@@ -253,9 +253,13 @@ func TestLabelFreeDriftAndRemap(t *testing.T) {
 		t.Errorf("why %q", q.Why)
 	}
 	// incompatible questions are reported, not compared
-	b = RunData{Questions: provider.Questions{{ID: "c", Question: provider.Question{Type: provider.Noul}}}}
-	q = Compare(a, b, Options{}).Questions[0]
+	b = RunData{Questions: provider.Questions{{ID: "c", Question: provider.Question{Type: provider.Noul}}, {ID: "new", Question: provider.Question{Type: provider.Noul}}}}
+	c := Compare(a, b, Options{})
+	q = c.Questions[0]
 	if q.Verdict != NotComparable || !strings.Contains(q.Reason, "type changed") {
 		t.Errorf("type change: %+v", q)
+	}
+	if len(c.Questions) != 2 || c.Questions[1].ID != "new" || !strings.Contains(c.Questions[1].Reason, "absent from run A") || c.Verdict != NotComparable {
+		t.Errorf("question only in B: %+v (verdict %s)", c.Questions, c.Verdict)
 	}
 }
