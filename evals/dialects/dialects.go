@@ -54,11 +54,11 @@ func ParseDialect(s string) (Dialect, error) {
 // Error is an import failure: the source, the dialect, the JSON path of the
 // offending field (empty for the whole document) and what to do.
 type Error struct {
-	Source  string
-	Dialect Dialect
-	Path    string
-	Msg     string
-	Err     error // underlying error, if any
+	Source  string  // the input's name: a file, "stdin" or "link"
+	Dialect Dialect // the dialect it was read as
+	Path    string  // JSON path of the offending field, e.g. decide.questions.team.choices
+	Msg     string  // what is wrong and what to do
+	Err     error   // underlying error, if any
 }
 
 func (e *Error) Error() string {
