@@ -15,5 +15,6 @@ func commands(a *app) []*cobra.Command {
 		newLintCmd(a),
 		newImportCmd(a),
 		newExportCmd(a),
+		newServeCmd(a),
 	}
 }

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jevlab/jevlab/provider/fixtures"
+	"github.com/jevlab/jevlab/provider/standin"
+)
+
+// serveOptions are the flags of jevlab serve.
+type serveOptions struct {
+	addr       string
+	synthetic  bool
+	requireKey bool
+	seed       int64
+	faults     standin.Faults
+}
+
+func newServeCmd(a *app) *cobra.Command {
+	var o serveOptions
+	cmd := &cobra.Command{
+		Use:   "serve [--addr 127.0.0.1:8089] [--fixtures PATH]... [--synthetic] [faults]",
+		Short: "Run a stand-in System One server on loopback (replay fixtures, synthetic answers, faults)",
+		Long: `serve runs the jevlab stand-in: POST /v1/systemone and GET /v1/models on a
+loopback address, validating requests like TypeSafe (422 with FastAPI details).
+
+It answers each question from the fixture files named with --fixtures (recorded
+exchanges, matched per question by model, state and question body, so subsets and
+renamed ids replay), and synthetically with --synthetic (deterministic
+lexical-overlap distributions under the model "standin-synthetic-1", never Jev's
+name). Without --synthetic, a question that is not recorded gets 422 naming it.
+
+Faults for testing clients: --latency/--jitter (fixed delay plus an exponential
+tail), --rate-limit (429 with Retry-After above that many requests/s),
+--fail-rate (500/502/503/529), --timeout-rate (hang until the client gives up),
+--malformed-rate (cut-off JSON) and --missing-rate (an answer left out).
+
+With --require-key, requests must carry "Authorization: Bearer $TYPESAFE_API_KEY"
+(the variable named by --key-env); the key is never printed. Only loopback
+addresses are allowed. Ctrl-C stops it and prints what it served.`,
+		Example: `  jevlab serve --fixtures ../shared/testdata/banking77/recorded.jsonl
+  jevlab serve --synthetic --latency 80ms --jitter 40ms --rate-limit 20 --fail-rate 0.02
+  TYPESAFE_BASE_URL=http://127.0.0.1:8089 jevlab ask questions.yaml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return a.serve(cmd.Context(), o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.addr, "addr", "127.0.0.1:8089", "loopback address to listen on (port 0 picks a free one)")
+	f.BoolVar(&o.synthetic, "synthetic", false, "answer questions that are not recorded synthetically (model standin-synthetic-1)")
+	f.BoolVar(&o.requireKey, "require-key", false, "require the key in $TYPESAFE_API_KEY (see --key-env) as a bearer token")
+	f.Int64Var(&o.seed, "seed", 1, "seed for fault injection and synthetic key order")
+	f.DurationVar(&o.faults.Latency, "latency", 0, "fixed delay added to every answer")
+	f.DurationVar(&o.faults.LatencyJitter, "jitter", 0, "mean of an exponential extra delay (capped at 10x)")
+	f.Float64Var(&o.faults.RateLimitRPS, "rate-limit", 0, "requests per second admitted; beyond it 429 with Retry-After (0: no limit)")
+	f.IntVar(&o.faults.RateLimitBurst, "rate-limit-burst", 0, "requests admitted at once (default: the rate, at least 1)")
+	f.Float64Var(&o.faults.FailRate, "fail-rate", 0, "share of requests answered 500/502/503/529")
+	f.Float64Var(&o.faults.TimeoutRate, "timeout-rate", 0, "share of requests that hang until the client gives up")
+	f.DurationVar(&o.faults.TimeoutAfter, "timeout-after", 0, "end a hanging request with 408 after this long (0: wait for the client)")
+	f.Float64Var(&o.faults.MalformedRate, "malformed-rate", 0, "share of 200 responses whose JSON is cut off")
+	f.Float64Var(&o.faults.MissingRate, "missing-rate", 0, "share of 200 responses with one answer left out")
+	return cmd
+}
+
+// checkLoopback refuses any address that is not loopback: the stand-in is a
+// test server and must not be reachable from the network.
+func checkLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--addr %q: %v; give host:port such as 127.0.0.1:8089", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		what := host
+		if host == "" {
+			what = "every interface"
+		}
+		return fmt.Errorf("--addr %q listens on %s; the stand-in only serves loopback (127.0.0.1, ::1 or localhost)", addr, what)
+	}
+	return nil
+}
+
+func (a *app) serve(ctx context.Context, o serveOptions) error {
+	if err := checkLoopback(o.addr); err != nil {
+		return usageErr(err)
+	}
+	if len(a.fixtures) == 0 && !o.synthetic {
+		return usageErr(errors.New("nothing to answer with: name recorded exchanges with --fixtures PATH, or pass --synthetic"))
+	}
+	cfg := standin.Config{Synthetic: o.synthetic, Faults: o.faults, Seed: o.seed}
+	if o.requireKey {
+		cfg.APIKey = os.Getenv(a.keyEnv)
+		if cfg.APIKey == "" {
+			return usageErr(fmt.Errorf("--require-key: $%s is empty; set it to the key clients must send", a.keyEnv))
+		}
+	}
+	var torn int
+	for _, path := range a.fixtures {
+		exs, warns, err := fixtures.ReadFile(path)
+		if err != nil {
+			return usageErr(err)
+		}
+		for _, w := range warns {
+			fmt.Fprintf(a.stderr, "jevlab: warning: %v (line skipped)\n", w)
+		}
+		torn += len(warns)
+		cfg.Exchanges = append(cfg.Exchanges, exs...)
+	}
+	s, err := standin.New(cfg)
+	if err != nil {
+		return usageErr(err)
+	}
+	defer s.Close()
+
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return failErr(fmt.Errorf("listen on %s: %w (is another jevlab serve running? try --addr 127.0.0.1:0)", o.addr, err))
+	}
+	base := "http://" + ln.Addr().String()
+	fmt.Fprintf(a.stdout, "jevlab stand-in serving POST /v1/systemone and GET /v1/models at %s\n", base)
+	fmt.Fprintf(a.stdout, "  use it with: TYPESAFE_BASE_URL=%s  (or --base-url %s)\n", base, base)
+	fmt.Fprintf(a.stdout, "  %s\n", serveSummary(len(a.fixtures), len(cfg.Exchanges), torn, s, o, cfg.APIKey != ""))
+	fmt.Fprintln(a.stdout, "  Ctrl-C to stop")
+
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return failErr(fmt.Errorf("serve %s: %w", base, err))
+	case <-ctx.Done():
+	}
+	s.Close() // release requests hanging in an injected timeout
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		_ = srv.Close()
+	}
+	st := s.Stats()
+	fmt.Fprintf(a.stdout, "stopped after %d requests: %d ok, %d invalid (%d not recorded), %d auth, %d rate-limited, %d failed, %d timed out, %d malformed, %d missing, %d canceled, %d not found\n",
+		st.Requests, st.OK, st.Invalid, st.Unrecorded, st.Auth, st.RateLimited, st.Unavailable, st.Timeout, st.Malformed, st.Missing, st.Canceled, st.NotFound)
+	return nil
+}
+
+// serveSummary is the one-line description of what the stand-in answers.
+func serveSummary(files, exchanges, torn int, s *standin.Server, o serveOptions, key bool) string {
+	var parts []string
+	if files > 0 {
+		var names []string
+		for _, m := range s.Models() {
+			if m.Name != standin.SyntheticModel {
+				names = append(names, m.Name)
+			}
+		}
+		sort.Strings(names)
+		p := fmt.Sprintf("fixtures: %d file(s), %d exchanges, %d recorded answers", files, exchanges, s.Recorded())
+		if len(names) > 0 {
+			p += " for " + strings.Join(names, ", ")
+		}
+		if torn > 0 {
+			p += fmt.Sprintf(" (%d bad lines skipped)", torn)
+		}
+		parts = append(parts, p)
+	}
+	if o.synthetic {
+		parts = append(parts, "synthetic: on (model "+standin.SyntheticModel+")")
+	} else {
+		parts = append(parts, "synthetic: off (unrecorded questions get 422)")
+	}
+	if f := describeFaults(o.faults); f != "" {
+		parts = append(parts, "faults: "+f)
+	}
+	if key {
+		parts = append(parts, "key required")
+	}
+	return strings.Join(parts, "; ")
+}
+
+func describeFaults(f standin.Faults) string {
+	var p []string
+	if f.Latency > 0 || f.LatencyJitter > 0 {
+		p = append(p, fmt.Sprintf("latency %s+exp(%s)", f.Latency, f.LatencyJitter))
+	}
+	if f.RateLimitRPS > 0 {
+		p = append(p, fmt.Sprintf("rate limit %g/s", f.RateLimitRPS))
+	}
+	for _, r := range []struct {
+		name string
+		v    float64
+	}{{"fail", f.FailRate}, {"timeout", f.TimeoutRate}, {"malformed", f.MalformedRate}, {"missing", f.MissingRate}} {
+		if r.v > 0 {
+			p = append(p, fmt.Sprintf("%s %g%%", r.name, 100*r.v))
+		}
+	}
+	return strings.Join(p, ", ")
+}
