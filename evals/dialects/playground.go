@@ -214,6 +214,9 @@ func ShareFor(set *questionset.Set) (Share, []string, error) {
 	case 0, 'n':
 	case 's':
 		sh.DocumentText = provider.Text(set.State)
+		if kind(documentState(sh.DocumentText)) != 's' {
+			notes = append(notes, "the state is text that reads as JSON; the share cannot tell text from JSON text, so it opens (and imports back) as a structured state")
+		}
 	case 'o', 'a':
 		sh.DocumentText = indent(set.State)
 	default:

@@ -210,6 +210,20 @@ questions:
 	}
 }
 
+func TestShareForJSONLikeTextState(t *testing.T) {
+	set, err := questionset.Parse("s.yaml", []byte("state: '{\"a\": 1}'\nquestions:\n  q: {type: noul}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, notes, err := ShareFor(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sh.DocumentText != `{"a": 1}` || len(notes) != 1 || !strings.Contains(notes[0], "reads as JSON") {
+		t.Errorf("documentText %q notes %q", sh.DocumentText, notes)
+	}
+}
+
 func TestShareForRejectsInvalid(t *testing.T) {
 	_, _, err := ShareFor(&questionset.Set{})
 	if err == nil || err.Error() != "the set has no questions to share" {
