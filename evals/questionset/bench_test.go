@@ -1,8 +1,11 @@
 package questionset
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/jevlab/jevlab/internal/testutil"
@@ -58,6 +61,34 @@ func BenchmarkMarshalUnchangedBanking77(b *testing.B) {
 	}
 	for i := 0; i < b.N; i++ {
 		if _, err := s.Marshal(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParseLargeJSON parses a one-line 2 MB wire request (200
+// questions × 50 options): positions are tracked in linear time.
+func BenchmarkParseLargeJSON(b *testing.B) {
+	var buf bytes.Buffer
+	buf.WriteString(`{"model":"jev-latest","state":"s","questions":{`)
+	for q := 0; q < 200; q++ {
+		if q > 0 {
+			buf.WriteByte(',')
+		}
+		fmt.Fprintf(&buf, `"q%d":{"type":"choice","instructions":"Which one?","criteria":{`, q)
+		for o := 0; o < 50; o++ {
+			if o > 0 {
+				buf.WriteByte(',')
+			}
+			fmt.Fprintf(&buf, `"option_%d":"a description of option %d that is long enough to matter %s"`, o, o, strings.Repeat("é", 100))
+		}
+		buf.WriteString("}}")
+	}
+	buf.WriteString("}}")
+	data := buf.Bytes()
+	b.SetBytes(int64(len(data)))
+	for i := 0; i < b.N; i++ {
+		if _, err := Parse("big.json", data); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -327,15 +327,15 @@ func fromJSON(raw json.RawMessage) (*yaml.Node, error) {
 	return n, nil
 }
 
-// decodeNode reads one JSON value from dec. When data is non-nil, node
-// positions (line, column) are computed from offsets into data.
-func decodeNode(dec *json.Decoder, data []byte, depth int) (*yaml.Node, error) {
+// decodeNode reads one JSON value from dec. When pt is non-nil, node
+// positions (line, column) are computed from offsets into its data.
+func decodeNode(dec *json.Decoder, pt *posTracker, depth int) (*yaml.Node, error) {
 	if depth > maxDepth {
 		return nil, fmt.Errorf("nested more than %d levels deep", maxDepth)
 	}
 	var line, col int
-	if data != nil {
-		line, col = position(data, skipSpace(data, int(dec.InputOffset())))
+	if pt != nil {
+		line, col = pt.at(skipSpace(pt.data, int(dec.InputOffset())))
 	}
 	tok, err := dec.Token()
 	if err != nil {
@@ -348,8 +348,8 @@ func decodeNode(dec *json.Decoder, data []byte, depth int) (*yaml.Node, error) {
 			n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: line, Column: col}
 			for dec.More() {
 				var kl, kc int
-				if data != nil {
-					kl, kc = position(data, skipSpace(data, int(dec.InputOffset())))
+				if pt != nil {
+					kl, kc = pt.at(skipSpace(pt.data, int(dec.InputOffset())))
 				}
 				kt, err := dec.Token()
 				if err != nil {
@@ -359,7 +359,7 @@ func decodeNode(dec *json.Decoder, data []byte, depth int) (*yaml.Node, error) {
 				if !ok {
 					return nil, fmt.Errorf("object key is not a string")
 				}
-				v, err := decodeNode(dec, data, depth+1)
+				v, err := decodeNode(dec, pt, depth+1)
 				if err != nil {
 					return nil, err
 				}
@@ -372,7 +372,7 @@ func decodeNode(dec *json.Decoder, data []byte, depth int) (*yaml.Node, error) {
 		case '[':
 			n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: line, Column: col}
 			for dec.More() {
-				v, err := decodeNode(dec, data, depth+1)
+				v, err := decodeNode(dec, pt, depth+1)
 				if err != nil {
 					return nil, err
 				}
@@ -415,6 +415,35 @@ func skipSpace(data []byte, off int) int {
 	return off
 }
 
+// posTracker converts increasing byte offsets into lines and columns in
+// time linear in the data (position would rescan from the start).
+type posTracker struct {
+	data []byte
+	off  int // offsets before this are accounted for
+	line int // line at off
+	col  int // characters between the start of that line and off
+}
+
+func (p *posTracker) at(off int) (line, col int) {
+	if off > len(p.data) {
+		off = len(p.data)
+	}
+	if off < p.off {
+		return position(p.data, off)
+	}
+	for i := p.off; i < off; i++ {
+		switch c := p.data[i]; {
+		case c == '\n':
+			p.line++
+			p.col = 0
+		case c&0xC0 != 0x80: // not a UTF-8 continuation byte
+			p.col++
+		}
+	}
+	p.off = off
+	return p.line, p.col + 1
+}
+
 // position converts a byte offset into a 1-based line and column (in
 // characters).
 func position(data []byte, off int) (line, col int) {
@@ -433,7 +462,7 @@ func position(data []byte, off int) (line, col int) {
 func parseJSONDocument(data []byte) (*yaml.Node, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	root, err := decodeNode(dec, data, 0)
+	root, err := decodeNode(dec, &posTracker{data: data, line: 1}, 0)
 	if err != nil {
 		return nil, jsonSyntaxError(data, dec, err)
 	}
