@@ -423,3 +423,27 @@ func TestSharedQuestionsJSON(t *testing.T) {
 		t.Error("questions.json and the shipped set differ")
 	}
 }
+
+// TestShippedExamplesAreFixedPoints: the example files jevlab wrote
+// re-encode, through the node tree, to exactly their bytes.
+func TestShippedExamplesAreFixedPoints(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join(testutil.RepoRoot(t), "fixtures", "*", "questions.yaml"))
+	if err != nil || len(paths) < 4 {
+		t.Fatalf("examples: %v %v", paths, err)
+	}
+	for _, p := range paths {
+		s, err := Load(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := os.ReadFile(p)
+		s.orig = nil // bypass the unchanged-file shortcut
+		out, err := s.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(out, data) {
+			t.Errorf("%s is not a fixed point of the emitter:\n%s", p, out)
+		}
+	}
+}
