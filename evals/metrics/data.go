@@ -55,7 +55,10 @@ type Data struct {
 	// cg2sg maps a conf group to its sel group when every item of a conf
 	// group has the same Sel (choice, noul); nil otherwise (score).
 	cg2sg []int32
-	harm  []float64 // harm[k] = 1 + 1/2 + … + 1/k
+	// gcell[i] = 4·cg[i] + 2·Obs[i] + Correct[i]; ydcell[i] = Label·K + Dec
+	// (choice with K² <= maxYD only).
+	gcell, ydcell []int32
+	harm          []float64 // harm[k] = 1 + 1/2 + … + 1/k
 
 	ones []float64
 	// scratch reused across evaluations
@@ -73,6 +76,7 @@ type scratch struct {
 	// per tie group: weight and Σ obs (conf groups), weight and Σ errors
 	// (sel groups), weight (score groups)
 	cgW, cgO, cgC, sgW, sgE, scgW []float64
+	cell                          []float64 // 4 per conf group
 	mbs, mbc, mbo                 []float64 // equal-mass bins
 	sum                           sums
 }
@@ -93,7 +97,7 @@ func (d *Data) Fork() *Data {
 		bs: cp(sc.bs), bc: cp(sc.bc), bo: cp(sc.bo), edges: cp(sc.edges),
 		rankA: cp(sc.rankA), rankB: cp(sc.rankB), tp: cp(sc.tp), pred: cp(sc.pred), sup: cp(sc.sup), mat: cp(sc.mat),
 		cgW: cp(sc.cgW), cgO: cp(sc.cgO), cgC: cp(sc.cgC), sgW: cp(sc.sgW), sgE: cp(sc.sgE), scgW: cp(sc.scgW),
-		mbs: cp(sc.mbs), mbc: cp(sc.mbc), mbo: cp(sc.mbo),
+		mbs: cp(sc.mbs), mbc: cp(sc.mbc), mbo: cp(sc.mbo), cell: cp(sc.cell),
 	}
 	return &f
 }
@@ -300,6 +304,16 @@ func Prepare(q *provider.Question, obs []Obs, opt Options) *Data {
 		d.scg, sv = tieGroups(d.scoreAsc, d.Score)
 		d.scgN = len(sv)
 	}
+	d.gcell = make([]int32, n)
+	for i, g := range d.cg {
+		d.gcell[i] = 4*g + 2*int32(d.Obs[i]) + int32(d.Correct[i])
+	}
+	if q.Type == provider.Choice && k*k <= maxYD {
+		d.ydcell = make([]int32, n)
+		for i, y := range d.Label {
+			d.ydcell[i] = y*int32(k) + d.Dec[i]
+		}
+	}
 	d.harm = make([]float64, n+1)
 	for k := 1; k <= n; k++ {
 		d.harm[k] = d.harm[k-1] + 1/float64(k)
@@ -310,17 +324,23 @@ func Prepare(q *provider.Question, obs []Obs, opt Options) *Data {
 		sgW: make([]float64, len(d.sgVal)), sgE: make([]float64, len(d.sgVal)),
 		scgW: make([]float64, d.scgN),
 		mbs:  make([]float64, b), mbc: make([]float64, b), mbo: make([]float64, b),
-		bs: make([]float64, b), bc: make([]float64, b), bo: make([]float64, b),
+		cell: make([]float64, 4*len(d.cgVal)),
+		bs:   make([]float64, b), bc: make([]float64, b), bo: make([]float64, b),
 		edges: make([]float64, b+1),
 		tp:    make([]float64, k), pred: make([]float64, k), sup: make([]float64, k),
 	}
 	if q.Type == provider.Score {
 		d.sc.rankA = make([]float64, d.scgN)
 		d.sc.rankB = make([]float64, k)
+	}
+	if q.Type == provider.Score || d.ydcell != nil {
 		d.sc.mat = make([]float64, k*k)
 	}
 	return d
 }
+
+// maxYD bounds the label × decision cells counted per item (K ≤ 32).
+const maxYD = 1024
 
 // edgeTol treats a value within this distance of a bin edge as on it, so
 // two-decimal outputs such as 0.3 land where their decimal value says.

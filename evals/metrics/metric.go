@@ -171,9 +171,6 @@ func (d *Data) accumulate(w []float64) {
 	sc := &d.sc
 	sc.sum = sums{}
 	s := &sc.sum
-	clear(sc.cgW)
-	clear(sc.cgO)
-	clear(sc.cgC)
 	clear(sc.tp)
 	clear(sc.pred)
 	clear(sc.sup)
@@ -182,37 +179,59 @@ func (d *Data) accumulate(w []float64) {
 		clear(sc.sgW)
 		clear(sc.sgE)
 	}
-	var t, brier, nll float64
-	cg, cgW, cgO, cgC := d.cg, sc.cgW, sc.cgO, sc.cgC
-	brs, nls, obs, cor := d.Brier[:len(w)], d.NLL[:len(w)], d.Obs[:len(w)], d.Correct[:len(w)]
-	if d.Type == provider.Choice {
-		// one fused pass; a choice's Obs is its Correct
-		tp, pred, sup := sc.tp, sc.pred, sc.sup
-		lab, dec := d.Label[:len(w)], d.Dec[:len(w)]
+	// Per item: the proper-score sums, and one count in the cell
+	// (conf group, obs, correct); for a choice with few options also one in
+	// the cell (label, decision). Everything else derives from the cells.
+	var brier, nll float64
+	cell := sc.cell
+	clear(cell)
+	gcell := d.gcell[:len(w)]
+	brs, nls := d.Brier[:len(w)], d.NLL[:len(w)]
+	useYD := d.Type == provider.Choice && d.ydcell != nil
+	if useYD {
+		yd := sc.mat
+		clear(yd)
+		ydc := d.ydcell[:len(w)]
 		for i, wi := range w {
-			c := wi * cor[i]
-			t += wi
 			brier += wi * brs[i]
 			nll += wi * nls[i]
-			g := cg[i]
-			cgW[g] += wi
-			cgC[g] += c
-			y := lab[i]
-			sup[y] += wi
-			pred[dec[i]] += wi
-			tp[y] += c
+			cell[gcell[i]] += wi
+			yd[ydc[i]] += wi
 		}
-		copy(cgO, cgC)
+		k := d.K
+		for y := 0; y < k; y++ {
+			for x := 0; x < k; x++ {
+				v := yd[y*k+x]
+				sc.sup[y] += v
+				sc.pred[x] += v
+			}
+			sc.tp[y] = yd[y*k+y]
+		}
 	} else {
 		for i, wi := range w {
-			t += wi
 			brier += wi * brs[i]
 			nll += wi * nls[i]
-			g := cg[i]
-			cgW[g] += wi
-			cgO[g] += wi * obs[i]
-			cgC[g] += wi * cor[i]
+			cell[gcell[i]] += wi
 		}
+		if d.Type == provider.Choice {
+			tp, pred, sup := sc.tp, sc.pred, sc.sup
+			lab, dec, cor := d.Label[:len(w)], d.Dec[:len(w)], d.Correct[:len(w)]
+			for i, wi := range w {
+				y := lab[i]
+				sup[y] += wi
+				pred[dec[i]] += wi
+				tp[y] += wi * cor[i]
+			}
+		}
+	}
+	var t float64
+	cgW, cgO, cgC := sc.cgW, sc.cgO, sc.cgC
+	for g := range cgW {
+		c := cell[4*g : 4*g+4 : 4*g+4]
+		cgW[g] = c[0] + c[1] + c[2] + c[3]
+		cgO[g] = c[2] + c[3]
+		cgC[g] = c[1] + c[3]
+		t += cgW[g]
 	}
 	s.t, s.brier, s.nll = t, brier, nll
 	switch d.Type {

@@ -44,3 +44,39 @@ func TestWeightsEqualExpandedSample(t *testing.T) {
 		})
 	}
 }
+
+// TestWeightsManyOptions covers the per-class path of choices with more
+// than 32 options (no label × decision cells), against the expanded sample
+// and against a hand count of accuracy.
+func TestWeightsManyOptions(t *testing.T) {
+	for _, k := range []int{5, 40} {
+		q, obs := syntheticChoice(300, k, 3)
+		d := Prepare(q, obs, Options{})
+		if (d.ydcell != nil) != (k*k <= maxYD) {
+			t.Fatalf("k=%d: label×decision cells %v", k, d.ydcell != nil)
+		}
+		ms := d.Metrics()
+		got, want := make([]float64, len(ms)), make([]float64, len(ms))
+		w := NewResampler(4, d.N).Next()
+		d.EvalAll(ms, w, got)
+		var exp []Obs
+		right := 0.0
+		for i, wi := range w {
+			for j := range int(wi) {
+				o := obs[i]
+				o.ItemID = fmt.Sprintf("%s#%d", o.ItemID, j)
+				exp = append(exp, o)
+				if Decide(q, o.Answer, 0.5) == o.Label {
+					right++
+				}
+			}
+		}
+		Prepare(q, exp, Options{}).EvalAll(ms, nil, want)
+		for j, m := range ms {
+			if !closeTo(got[j], want[j], 1e-9) {
+				t.Errorf("k=%d %s: weighted %.12g, expanded %.12g", k, m, got[j], want[j])
+			}
+		}
+		check(t, fmt.Sprintf("k=%d accuracy", k), got[0], right/float64(len(exp)))
+	}
+}
