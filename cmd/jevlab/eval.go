@@ -152,10 +152,16 @@ func (a *app) eval(ctx context.Context, path string, o evalOptions) error {
 
 	ctx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
+	runDone := make(chan struct{})
+	defer close(runDone)
 	go func() {
-		<-ctx.Done()
-		// A second Ctrl-C quits at once.
-		stopSignals()
+		select {
+		case <-ctx.Done():
+			// A second Ctrl-C quits at once.
+			stopSignals()
+			fmt.Fprintln(a.stderr, "\njevlab: interrupted: keeping what finished, waiting briefly for requests in flight (Ctrl-C again to quit now)")
+		case <-runDone:
+		}
 	}()
 
 	progress := make(chan runner.Progress, 16)

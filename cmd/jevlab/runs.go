@@ -22,10 +22,11 @@ func newRunsCmd(a *app) *cobra.Command {
 		Short: "List stored runs, newest first",
 		Long: `runs lists the runs in the database (--db, $JEVLAB_DB or the default path):
 id, name, when, question set, dataset, resolved model, items stored, status
-and cost. Use an id (or a unique prefix, latest, latest~1) with show,
+and cost. --model NAME keeps the runs that requested or resolved NAME. Use an id (or a unique prefix, latest, latest~1) with show,
 compare and eval --resume.`,
 		Example: `  jevlab runs
   jevlab runs --set banking77 --limit 5
+  jevlab runs --model jev-1.13.0
   jevlab runs --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -34,6 +35,7 @@ compare and eval --resume.`,
 				ctx = context.Background()
 			}
 			f.Status = store.Status(status)
+			f.Model = a.model
 			db, err := a.db()
 			if err != nil {
 				return usageErr(err)
@@ -74,7 +76,6 @@ compare and eval --resume.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the runs as JSON")
 	cmd.Flags().StringVar(&f.SetName, "set", "", "only runs of this question set name")
-	cmd.Flags().StringVar(&f.Model, "model-filter", "", "only runs that requested or resolved this model")
 	cmd.Flags().StringVar(&status, "status", "", "only runs with this status: running, done, interrupted, failed")
 	cmd.Flags().IntVar(&f.Limit, "limit", 0, "show at most N runs")
 	return cmd

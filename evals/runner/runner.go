@@ -200,6 +200,9 @@ func Run(ctx context.Context, cfg Config, progress chan<- Progress) (string, err
 	if err := cfg.defaults(); err != nil {
 		return "", err
 	}
+	if cfg.Provider == nil {
+		return "", errors.New("run: no provider")
+	}
 	db := cfg.DB
 	dbCtx := context.WithoutCancel(ctx)
 	src := cfg.source()
