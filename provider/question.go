@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -228,6 +229,11 @@ func slowObjectFields(data []byte) ([]rawField, error) {
 	}
 	if _, err := dec.Token(); err != nil {
 		return nil, fmt.Errorf("invalid JSON: %w", err)
+	}
+	// UnmarshalJSON may be called directly, without json.Unmarshal's check
+	// of the whole input: nothing may follow the object.
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("invalid JSON: data after the object")
 	}
 	return out, nil
 }

@@ -457,3 +457,53 @@ func TestOverHTTP(t *testing.T) {
 		t.Fatalf("status %d, headers %v: %s", resp.StatusCode, resp.Header, body)
 	}
 }
+
+// FuzzStandin: no body makes the handler panic, and every answer is either a
+// 200 that passes provider.Check or a 422 in the FastAPI shape.
+func FuzzStandin(f *testing.F) {
+	for _, c := range []string{
+		``, ` `, `{}`, `[]`, `"x"`, `null`, `{"model":"m","state":"x","questions":{"q":{"type":"noul"}}}`,
+		`{"model":"m","state":{"a":[1,2]},"questions":{"c":{"type":"choice","criteria":{"a":null,"b":{"what":"x"}}}}}`,
+		`{"model":"m","state":"x","questions":{"s":{"type":"score","criteria":["a","b","c"]}}}`,
+		`{"model":"m","state":"x","questions":{"s":{"type":"score","criteria":{"a":1}}}}`,
+	} {
+		f.Add(c)
+	}
+	s, err := standin.New(standin.Config{Synthetic: true})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		code, _, got := post(t, s, body)
+		switch code {
+		case 200:
+			var req provider.Request
+			if err := json.Unmarshal([]byte(body), &req); err != nil {
+				t.Fatalf("200 for a body that does not decode: %v", err)
+			}
+			var resp provider.Response
+			if err := json.Unmarshal(got, &resp); err != nil {
+				t.Fatalf("200 body is not JSON: %v", err)
+			}
+			if _, err := provider.Check(&req, &resp); err != nil {
+				t.Fatalf("synthetic answer fails Check: %v\n%s", err, got)
+			}
+		case 422, 413:
+			if len(decodeDetailsTB(t, got)) == 0 && code == 422 {
+				t.Fatalf("422 without detail entries: %s", got)
+			}
+		default:
+			t.Fatalf("status %d: %s", code, got)
+		}
+	})
+}
+
+func decodeDetailsTB(t *testing.T, body []byte) []any {
+	var v struct {
+		Detail []any `json:"detail"`
+	}
+	if err := json.Unmarshal(body, &v); err != nil {
+		t.Fatalf("error body %s: %v", body, err)
+	}
+	return v.Detail
+}
