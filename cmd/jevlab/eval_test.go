@@ -444,3 +444,75 @@ func TestEvalMaxCostStopsTheRun(t *testing.T) {
 		t.Errorf("capped run: status %s cost $%g done %d", r.Status, r.CostUSD, r.Done)
 	}
 }
+
+// TestEvalAndReaderShareTheDatabase runs a real jevlab eval process while
+// this process reads (and writes, as the workbench does) the same
+// database: neither side may fail with "database is locked".
+func TestEvalAndReaderShareTheDatabase(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := jevlabBinary(t)
+	srv, err := standin.New(standin.Config{Synthetic: true, Faults: standin.Faults{Latency: 2 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	defer srv.Close()
+	dir := t.TempDir()
+	setPath, dataPath := writeGenerated(t, dir, 2000)
+	dbPath := filepath.Join(dir, "shared.db")
+	db, err := store.Open(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	cmd := exec.Command(bin, "eval", setPath, "--data", dataPath, "--base-url", hs.URL, "--db", dbPath, "--rps", "0", "--concurrency", "4")
+	cmd.Env = append(os.Environ(), "TYPESAFE_API_KEY=", "XDG_DATA_HOME="+dir)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	ctx := context.Background()
+	passes, seen := 0, 0
+	for running := true; running; passes++ {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("eval failed: %v\n%s\n%s", err, stdout.String(), stderr.String())
+			}
+			running = false
+		default:
+		}
+		runs, err := db.Runs(ctx, store.RunFilter{})
+		if err != nil {
+			t.Fatalf("reader: %v", err)
+		}
+		for _, r := range runs {
+			n := 0
+			if err := db.ForEachAnswer(ctx, r.ID, func(*store.ItemAnswer) error { n++; return nil }); err != nil {
+				t.Fatalf("reader: %v", err)
+			}
+			seen = max(seen, n)
+		}
+		if _, err := db.SaveQuestionSet(ctx, "reader", "", []byte(fmt.Sprintf(`{"pass":%d}`, passes))); err != nil {
+			t.Fatalf("reader write: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if strings.Contains(stderr.String(), "locked") {
+		t.Errorf("eval stderr mentions a lock:\n%s", stderr.String())
+	}
+	r, err := db.ResolveRun(ctx, "latest")
+	if err != nil || r.Done != 2000 || r.Status != store.StatusDone {
+		t.Fatalf("run: %+v, %v", r, err)
+	}
+	t.Logf("reader made %d passes while the eval ran, seeing up to %d answers", passes, seen)
+	if passes < 5 || seen == 0 {
+		t.Errorf("reader passes %d, answers seen %d: the two did not overlap", passes, seen)
+	}
+}
