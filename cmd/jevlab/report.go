@@ -151,3 +151,13 @@ func writeReportFile(path string, b []byte) error {
 	}
 	return nil
 }
+
+// showMarkdown prints run's full report as Markdown (show --markdown).
+// Stored snapshots carry no gates, so only metrics are shown.
+func (a *app) showMarkdown(ctx context.Context, db *store.DB, run *store.Run) error {
+	rep, err := report.Load(ctx, db, run, defaultMetricOptions(), nil, questionset.Gate{})
+	if err != nil {
+		return err
+	}
+	return report.WriteMarkdown(a.stdout, rep)
+}
