@@ -516,3 +516,32 @@ func TestEvalAndReaderShareTheDatabase(t *testing.T) {
 		t.Errorf("reader passes %d, answers seen %d: the two did not overlap", passes, seen)
 	}
 }
+
+func TestEvalRepeatAsksAgain(t *testing.T) {
+	isolate(t)
+	srv, err := standin.New(standin.Config{Synthetic: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	defer srv.Close()
+	dir := t.TempDir()
+	setPath, dataPath := writeGenerated(t, dir, 50)
+	dbPath := filepath.Join(dir, "rep.db")
+	code, out, errOut := evalRun(t, "eval", setPath, "--data", dataPath, "--base-url", hs.URL, "--db", dbPath, "--rps", "0", "--repeat", "3", "--name", "noise")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "150/150 items") || !strings.Contains(out, "repeat 3") {
+		t.Errorf("summary:\n%s", out)
+	}
+	// Every asking reached the server: repeats bypass the answer cache.
+	if st := srv.Stats(); st.OK != 150 {
+		t.Errorf("server answered %d requests, want 150 (50 items × 3)", st.OK)
+	}
+	_, perQ := storedAnswers(t, dbPath, strings.Fields(out)[1])
+	if perQ["team"] != 150 || perQ["urgent"] != 150 || perQ["anger"] != 150 {
+		t.Errorf("answers per question = %v, want 150 each", perQ)
+	}
+}
