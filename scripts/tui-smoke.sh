@@ -58,18 +58,20 @@ keys Tab
 expect "▌Answer"
 expect "P(true)"
 keys Escape
+expect "▌Questions"
 
-# Edit an option: the queue question's first option, renamed.
+# Edit an option: the queue question's "unknown" option (no dataset label
+# uses it, so the dataset still lints), renamed.
 keys Down
 expect "queue"
 keys e
 expect "Edit queue"
-keys Down Down
+keys Down Down Down Down Down
 keys n
 keys C-u
-keys -l "payments"
+keys -l "unclear"
 keys Enter
-expect "payments:"
+expect "unclear:"
 expect "● unsaved"
 
 # Run: the edited question has no recording offline, the others still answer.
@@ -80,11 +82,12 @@ expect "no recorded answer"
 # Save: the file on disk has the edit and the marker goes away.
 keys C-s
 expect "saved questions.yaml"
-grep -q "payments:" "$SET" || fail "saved file lacks the renamed option"
+grep -q "unclear:" "$SET" || fail "saved file lacks the renamed option"
 if screen | grep -qF "● unsaved"; then fail "still marked unsaved after saving"; fi
 
-# Quit.
+# Quit. (A pause after Escape, or the terminal reads Escape q as alt+q.)
 keys Escape
+expect "▌Questions"
 keys q
 expect "EXITED 0"
 if "$BIN" --help 2>/dev/null | grep -qE "^  lint( |$)"; then

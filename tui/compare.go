@@ -7,7 +7,6 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/jevlab/jevlab/evals/compare"
 )
@@ -256,7 +255,7 @@ func (m *compareModel) view(w, h int) string {
 	for i := top; i < len(m.flips) && i < top+room; i++ {
 		row := m.flipLine(m.flips[i], w)
 		if i == m.cursor {
-			row = st.Selected.Render(ansi.Strip(row))
+			row = st.Selected.Render(stripForSelect(row))
 		}
 		lines = append(lines, row)
 	}

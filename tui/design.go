@@ -406,12 +406,13 @@ func defaultSavePath(s *questionset.Set) string {
 	return n + ".yaml"
 }
 
-// mutate replaces question id with q and marks the set changed.
-func (d *designModel) mutate(id string, q provider.Question) {
-	for i := range d.e.set.Questions {
-		if d.e.set.Questions[i].ID == id {
-			d.e.set.Questions[i].Question = q
-		}
+// edit applies one of the set's mutation helpers to question id: on
+// success the set is marked changed and the question revalidated and
+// redrawn; on failure the editor shows why.
+func (d *designModel) edit(id string, err error) bool {
+	if err != nil {
+		d.edErr = err.Error()
+		return false
 	}
 	d.e.dirty = true
 	d.validate(id)
@@ -419,6 +420,7 @@ func (d *designModel) mutate(id string, q provider.Question) {
 		d.answers[id] = &qAnswer{}
 	}
 	d.redraw(id)
+	return true
 }
 
 // update handles keys and results for the design screen.
@@ -584,33 +586,60 @@ func (d *designModel) editorKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Type):
 		d.changeType(id, q)
 	case key.Matches(msg, k.Add):
-		nq, at, err := insertItem(q, min(max(item, -1), items(&q)-1))
-		if err != nil {
-			d.edErr = err.Error()
-			return nil
-		}
-		d.mutate(id, nq)
-		d.edRow = 2 + at
-		if nq.Type == provider.Choice {
-			return d.openLine(editRename, nq.Options[at].Label)
-		}
-		if nq.Type == provider.Score {
-			return d.openSlot(editDescription, nq.Levels[at])
+		set := d.e.set
+		at := min(max(item, -1), items(&q)-1) + 1
+		switch q.Type {
+		case provider.Score:
+			if d.edit(id, set.AddLevel(id, at, provider.String("new level"))) {
+				d.edRow = 2 + at
+				return d.openSlot(editDescription, d.curQ().Levels[at])
+			}
+		case provider.Choice:
+			label := newLabel(&q)
+			if d.edit(id, set.AddOption(id, label, nil, at)) {
+				d.edRow = 2 + at
+				return d.openLine(editRename, label)
+			}
+		case provider.Noul:
+			label := "true"
+			if q.OptionIndex("true") >= 0 {
+				label = "false"
+			}
+			if q.OptionIndex(label) >= 0 {
+				d.edErr = `a noul has only the criteria "true" and "false"`
+				return nil
+			}
+			if d.edit(id, set.AddOption(id, label, nil, at)) {
+				d.edRow = 2 + at
+			}
 		}
 	case key.Matches(msg, k.Delete):
 		if item >= 0 && item < items(&q) {
-			d.mutate(id, removeItem(q, item))
+			var err error
+			if q.Type == provider.Score {
+				err = d.e.set.RemoveLevel(id, item)
+			} else {
+				err = d.e.set.RemoveOption(id, q.Options[item].Label)
+			}
+			d.edit(id, err)
 			d.edRow = min(d.edRow, d.edRows(d.curQ())-1)
 		}
-	case key.Matches(msg, k.MoveUp):
-		if item > 0 && item < items(&q) {
-			d.mutate(id, moveItem(q, item, item-1))
-			d.edRow--
+	case key.Matches(msg, k.MoveUp), key.Matches(msg, k.MoveDown):
+		to := item - 1
+		if key.Matches(msg, k.MoveDown) {
+			to = item + 1
 		}
-	case key.Matches(msg, k.MoveDown):
-		if item >= 0 && item < items(&q)-1 {
-			d.mutate(id, moveItem(q, item, item+1))
-			d.edRow++
+		if item < 0 || item >= items(&q) || to < 0 || to >= items(&q) {
+			return nil
+		}
+		var err error
+		if q.Type == provider.Score {
+			err = d.e.set.MoveLevel(id, item, to)
+		} else {
+			err = d.e.set.MoveOption(id, q.Options[item].Label, to)
+		}
+		if d.edit(id, err) {
+			d.edRow = 2 + to
 		}
 	case key.Matches(msg, k.Rename):
 		if item >= 0 && item < len(q.Options) && q.Type != provider.Score {
@@ -642,22 +671,39 @@ func (d *designModel) curQ() *provider.Question {
 	return &provider.Question{}
 }
 
+// changeType cycles the question's type. The criteria it had under each
+// type are kept for this session, so cycling back restores them.
 func (d *designModel) changeType(id string, q provider.Question) {
 	if d.stash[id] == nil {
 		d.stash[id] = map[provider.QuestionType]provider.Question{}
 	}
 	d.stash[id][q.Type] = cloneQuestion(q)
 	t := nextType(q.Type)
-	nq, ok := d.stash[id][t]
-	if ok {
-		nq = cloneQuestion(nq)
-		nq.Instructions = q.Instructions
-	} else {
-		nq = convertType(q, t)
+	if err := d.e.set.SetType(id, t); err != nil {
+		d.edErr = err.Error()
+		return
 	}
-	d.mutate(id, nq)
+	if old, ok := d.stash[id][t]; ok {
+		for i := range d.e.set.Questions {
+			if d.e.set.Questions[i].ID == id {
+				nq := cloneQuestion(d.e.set.Questions[i].Question)
+				nq.Options, nq.Levels = cloneQuestion(old).Options, cloneQuestion(old).Levels
+				d.e.set.Questions[i].Question = nq
+			}
+		}
+	}
+	d.edit(id, nil)
 	d.edRow = 0
 	d.e.say("%s is now a %s question", id, t)
+}
+
+// newLabel returns an unused option label.
+func newLabel(q *provider.Question) string {
+	label := "option"
+	for n := len(q.Options) + 1; q.OptionIndex(label) >= 0; n++ {
+		label = fmt.Sprintf("option_%d", n)
+	}
+	return label
 }
 
 func (d *designModel) openSlot(kind editKind, v json.RawMessage) tea.Cmd {
@@ -731,58 +777,59 @@ func (d *designModel) applyInput() error {
 	if sel == nil {
 		return nil
 	}
-	id, q := sel.ID, cloneQuestion(sel.Question)
+	set := d.e.set
+	id, q := sel.ID, sel.Question
 	item := d.edRow - 2
+	var err error
 	switch d.edKind {
 	case editRename:
-		nq, err := renameItem(q, item, d.edLine.Value())
-		if err != nil {
-			return err
+		if item < 0 || item >= len(q.Options) {
+			return nil
 		}
-		if nq.Options[item].Label != q.Options[item].Label {
-			d.mutate(id, nq)
+		old, label := q.Options[item].Label, strings.TrimSpace(d.edLine.Value())
+		if label == old {
+			return nil
 		}
+		err = set.RenameOption(id, old, label)
 	case editThreshold:
-		v, err := strconv.ParseFloat(strings.TrimSpace(d.edLine.Value()), 64)
-		if err != nil || v < 0 || v > 1 {
+		v, perr := strconv.ParseFloat(strings.TrimSpace(d.edLine.Value()), 64)
+		if perr != nil || v < 0 || v > 1 {
 			return fmt.Errorf("the threshold is a number from 0 to 1")
 		}
-		if d.e.set.Settings == nil {
-			d.e.set.Settings = map[string]questionset.Settings{}
+		if v == set.Threshold(id) {
+			return nil
 		}
-		s := d.e.set.Settings[id]
-		if s.Threshold == nil || *s.Threshold != v {
-			s.Threshold = &v
-			d.e.set.Settings[id] = s
-			d.e.dirty = true
-			d.redraw(id)
-		}
+		err = set.SetThreshold(id, &v)
 	case editInstructions, editDescription:
-		v, err := parseSlot(d.edArea.Value(), d.edJSON)
-		if err != nil {
-			return fmt.Errorf("JSON %v", err)
+		v, perr := parseSlot(d.edArea.Value(), d.edJSON)
+		if perr != nil {
+			return fmt.Errorf("JSON %v", perr)
 		}
-		if d.edKind == editInstructions {
+		switch {
+		case d.edKind == editInstructions:
 			if string(v) == "null" {
 				v = nil
 			}
 			if bytes.Equal(v, q.Instructions) {
 				return nil
 			}
-			q.Instructions = v
-		} else if q.Type == provider.Score {
+			err = set.SetInstructions(id, v)
+		case q.Type == provider.Score:
 			if item < 0 || item >= len(q.Levels) || bytes.Equal(v, q.Levels[item]) {
 				return nil
 			}
-			q.Levels[item] = v
-		} else {
+			err = set.SetLevel(id, item, v)
+		default:
 			if item < 0 || item >= len(q.Options) || bytes.Equal(v, q.Options[item].Description) {
 				return nil
 			}
-			q.Options[item].Description = v
+			err = set.SetOptionDescription(id, q.Options[item].Label, v)
 		}
-		d.mutate(id, q)
 	}
+	if err != nil {
+		return err
+	}
+	d.edit(id, nil)
 	return nil
 }
 
@@ -839,7 +886,11 @@ func (d *designModel) stateKey(msg tea.KeyMsg) tea.Cmd {
 		d.stArea.Blur()
 		d.focus = paneList
 		if !bytes.Equal(v, d.e.set.State) {
-			d.e.set.State = v
+			if err := d.e.set.SetWorkingState(v); err != nil {
+				d.stErr = err.Error()
+				d.focus = paneState
+				return nil
+			}
 			d.e.dirty = true
 			for id := range d.answers {
 				a := d.answers[id]
@@ -967,7 +1018,11 @@ func (d *designModel) listView(w, h int) []string {
 			idText = st.Selected.Render(idText)
 		}
 		row := idText + " " + st.Muted.Render(info)
-		lines = append(lines, " "+mark+stale+" "+row)
+		cur := " "
+		if i == d.cursor {
+			cur = "›"
+		}
+		lines = append(lines, cur+mark+stale+" "+row)
 	}
 	lines = append(lines, "")
 	lines = append(lines, d.paneTitle("State", paneState, w))
@@ -1012,7 +1067,11 @@ func (d *designModel) rightView(w, h int) []string {
 		lines := []string{d.paneTitle("State editor — text, or JSON validated as you type", paneState, w)}
 		lines = append(lines, strings.Split(d.stArea.View(), "\n")...)
 		if d.stErr != "" {
-			lines = append(lines[:min(len(lines), h-1)], st.Bad.Render(fit("✗ "+d.stErr, w)))
+			msg := wrapText("✗ "+d.stErr, w, 3)
+			lines = lines[:min(len(lines), h-len(msg))]
+			for _, l := range msg {
+				lines = append(lines, st.Bad.Render(l))
+			}
 		} else {
 			lines = append(lines[:min(len(lines), h-1)], st.Good.Render(fit("✓ valid", w)))
 		}
@@ -1099,7 +1158,9 @@ func (d *designModel) editorView(sel *provider.QuestionEntry, w, h int) []string
 		}
 	}
 	if d.edErr != "" {
-		lines = append(lines, st.Bad.Render(fit("✗ "+d.edErr, w)))
+		for _, l := range wrapText("✗ "+d.edErr, w, 3) {
+			lines = append(lines, st.Bad.Render(l))
+		}
 	}
 	return lines
 }

@@ -66,19 +66,10 @@ func (m *evalModel) resize(w, h int) {
 // copySet returns an independent copy of the working set for a background
 // run, so edits made meanwhile cannot race with it.
 func copySet(s *questionset.Set) (*questionset.Set, error) {
-	data, err := s.Marshal()
-	if err != nil {
-		return nil, err
-	}
-	name := s.Path
-	if name == "" {
-		name = s.Title() + ".yaml"
-	}
-	c, err := questionset.Parse(name, data)
-	if err != nil {
+	c := s.Clone()
+	if err := c.Request(nil).Validate(); err != nil {
 		return nil, fmt.Errorf("the set does not validate: %w", err)
 	}
-	c.Path = s.Path
 	return c, nil
 }
 
