@@ -37,7 +37,7 @@ Verdicts: improved, regressed, no significant change, within noise.
 unique prefix, latest or latest~N.`,
 		Example: `  jevlab compare latest~1 latest
   jevlab compare r-20261202-1015 r-20261202-1120 --markdown > comment.md
-  jevlab compare baseline-run latest --fail-on-regression --seed 7`,
+  jevlab compare r-20261202-1015 latest --fail-on-regression --seed 7`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.asJSON && o.markdown {
