@@ -11,17 +11,6 @@ import (
 // every probability to two decimals, so real sums run from 0.99 to 1.00.
 const SumTolerance = 0.02
 
-// wireAnswer is the union of the answer shapes; pointers tell absent from zero.
-type wireAnswer struct {
-	Type          *string             `json:"type"`
-	Noul          *float64            `json:"noul"`
-	Choice        *string             `json:"choice"`
-	Score         *float64            `json:"score"`
-	Confidence    *float64            `json:"confidence"`
-	Probabilities map[string]*float64 `json:"probabilities"`
-	Legend        json.RawMessage     `json:"legend"`
-}
-
 // Check reads resp against the questions of req and returns one Answer per
 // question, in request order. Every rule of the contract is checked: one
 // answer per question of the question's type, distributions covering exactly
@@ -69,21 +58,33 @@ func CheckAnswer(id string, q *Question, raw json.RawMessage) (Answer, error) {
 }
 
 func checkOne(id string, q *Question, raw json.RawMessage) (Answer, []error) {
-	var errs []error
+	w, ok := fastAnswer(raw, q.Size())
+	if ok {
+		a, errs, again := checkWire(id, q, raw, &w)
+		if !again {
+			return a, errs
+		}
+	}
+	w, err := slowAnswer(raw)
+	if err != nil {
+		return Answer{}, []error{&FieldError{Field: "answer", Msg: "not a JSON object of the answer shape: " + err.Error()}}
+	}
+	a, errs, _ := checkWire(id, q, raw, &w)
+	return a, errs
+}
+
+// checkWire checks one read answer. again is true when the fast reading met
+// something only encoding/json may decide (a repeated probabilities key).
+func checkWire(id string, q *Question, raw json.RawMessage, w *wire) (a Answer, errs []error, again bool) {
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
 	}
-	var w wireAnswer
-	if err := json.Unmarshal(raw, &w); err != nil {
-		bad("answer", "not a JSON object of the answer shape: %v", err)
-		return Answer{}, errs
-	}
-	a := Answer{ID: id, Type: q.Type, Raw: raw}
-	if w.Type == nil {
+	a = Answer{ID: id, Type: q.Type, Raw: raw}
+	if !w.hasType {
 		bad("type", "missing")
-	} else if QuestionType(*w.Type) != q.Type {
-		bad("type", "is %q but the question is a %s", *w.Type, q.Type)
-		return Answer{}, errs
+	} else if QuestionType(w.typ) != q.Type {
+		bad("type", "is %q but the question is a %s", w.typ, q.Type)
+		return Answer{}, errs, false
 	}
 	unit := func(field string, v float64) {
 		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > 1 {
@@ -91,90 +92,170 @@ func checkOne(id string, q *Question, raw json.RawMessage) (Answer, []error) {
 		}
 	}
 	// A noul has no confidence; one sent anyway is ignored and stays in Raw.
-	if w.Confidence != nil && q.Type != Noul {
-		unit("confidence", *w.Confidence)
-		a.Confidence, a.HasConfidence = *w.Confidence, true
+	if w.hasConf && q.Type != Noul {
+		unit("confidence", w.confidence)
+		a.Confidence, a.HasConfidence = w.confidence, true
 	}
 	switch q.Type {
 	case Noul:
-		if w.Noul == nil {
+		if !w.hasNoul {
 			bad("noul", "missing")
 			break
 		}
-		unit("noul", *w.Noul)
-		a.P = *w.Noul
+		unit("noul", w.noul)
+		a.P = w.noul
 	case Choice:
-		if w.Choice == nil {
+		if !w.hasChoice {
 			bad("choice", "missing")
-		} else if q.OptionIndex(*w.Choice) < 0 {
-			bad("choice", "%q is not an option that was asked", *w.Choice)
+		} else if i := optionIndexBytes(q, w.choice); i < 0 {
+			bad("choice", "%q is not an option that was asked", w.choice)
 		} else {
-			a.Choice = *w.Choice
+			a.Choice = q.Options[i].Label
 		}
-		a.Probs = distribution(w.Probabilities, len(q.Options), func(i int) string { return q.Options[i].Label }, bad)
+		// Keys out of position are looked up linearly, or in a map built on
+		// first need for long option lists.
+		var byLabel map[string]int
+		index := func(k string) int {
+			if len(q.Options) <= 16 {
+				return q.labelIndex(k)
+			}
+			if byLabel == nil {
+				byLabel = make(map[string]int, len(q.Options))
+				for i := range q.Options {
+					if _, dup := byLabel[q.Options[i].Label]; !dup {
+						byLabel[q.Options[i].Label] = i
+					}
+				}
+			}
+			if i, ok := byLabel[k]; ok {
+				return i
+			}
+			return -1
+		}
+		var dup bool
+		a.Probs, dup = distribution(w, len(q.Options), index, func(i int) string { return q.Options[i].Label }, bad)
+		if dup {
+			return Answer{}, nil, true
+		}
 	case Score:
 		n := len(q.Levels)
-		if w.Score == nil {
+		if !w.hasScore {
 			bad("score", "missing")
-		} else if s := *w.Score; math.IsNaN(s) || math.IsInf(s, 0) || s < 0 || s > float64(n-1) {
+		} else if s := w.score; math.IsNaN(s) || math.IsInf(s, 0) || s < 0 || s > float64(n-1) {
 			bad("score", "%v is outside [0, %d]", s, n-1)
 		} else {
 			a.Score = s
 		}
-		a.Probs = distribution(w.Probabilities, n, strconv.Itoa, bad)
+		var dup bool
+		a.Probs, dup = distribution(w, n, func(k string) int { return levelIndex(k, n) }, strconv.Itoa, bad)
+		if dup {
+			return Answer{}, nil, true
+		}
 	}
 	if len(errs) > 0 {
-		return Answer{}, errs
+		return Answer{}, errs, false
 	}
-	return a, nil
+	return a, nil, false
 }
 
-// distribution aligns a probability map to n keys named by key(i), checking
-// coverage, range and sum.
-func distribution(m map[string]*float64, n int, key func(int) string, bad func(string, string, ...any)) []float64 {
-	if m == nil {
-		bad("probabilities", "missing")
-		return nil
+func optionIndexBytes(q *Question, label []byte) int {
+	for i := range q.Options {
+		if q.Options[i].Label == string(label) {
+			return i
+		}
 	}
-	out := make([]float64, n)
-	sum, ok := 0.0, true
-	for i := 0; i < n; i++ {
-		k := key(i)
-		p, present := m[k]
+	return -1
+}
+
+// labelIndex returns the index of the option labelled k, or -1.
+func (q *Question) labelIndex(k string) int {
+	for i := range q.Options {
+		if q.Options[i].Label == k {
+			return i
+		}
+	}
+	return -1
+}
+
+// levelIndex reads a score probabilities key: the level index in canonical
+// decimal ("0", "1", …), or -1.
+func levelIndex(k string, n int) int {
+	if len(k) == 0 || len(k) > 2 || (len(k) > 1 && k[0] == '0') {
+		return -1
+	}
+	v := 0
+	for i := 0; i < len(k); i++ {
+		if k[i] < '0' || k[i] > '9' {
+			return -1
+		}
+		v = v*10 + int(k[i]-'0')
+	}
+	if v >= n {
+		return -1
+	}
+	return v
+}
+
+// distribution aligns the probabilities to n outcomes, index(k) giving the
+// outcome of key k and name(i) the key of outcome i, checking coverage,
+// range and sum. dup is true when a key repeats (only the fast reading can
+// see that; encoding/json keeps the last).
+func distribution(w *wire, n int, index func(string) int, name func(int) string, bad func(string, string, ...any)) (out []float64, dup bool) {
+	if !w.hasProbs {
+		bad("probabilities", "missing")
+		return nil, false
+	}
+	out = make([]float64, n)
+	var seenSmall [16]bool
+	seen := seenSmall[:0]
+	if n <= len(seenSmall) {
+		seen = seenSmall[:n]
+	} else {
+		seen = make([]bool, n)
+	}
+	ok := true
+	for j, e := range w.probs {
+		// Jev sends keys in any order; try the entry's own position first.
+		i := -1
+		if j < n && name(j) == e.key {
+			i = j
+		} else {
+			i = index(e.key)
+		}
+		if i < 0 {
+			bad("probabilities", "has %q, which was not asked", e.key)
+			ok = false
+			continue
+		}
+		if seen[i] {
+			return nil, true
+		}
+		seen[i] = true
 		switch {
-		case !present:
-			bad("probabilities", "no probability for %q", k)
+		case e.null:
+			bad("probabilities."+e.key, "is null")
 			ok = false
-		case p == nil:
-			bad("probabilities."+k, "is null")
-			ok = false
-		case math.IsNaN(*p) || math.IsInf(*p, 0) || *p < 0 || *p > 1:
-			bad("probabilities."+k, "%v is outside [0, 1]", *p)
+		case math.IsNaN(e.p) || math.IsInf(e.p, 0) || e.p < 0 || e.p > 1:
+			bad("probabilities."+e.key, "%v is outside [0, 1]", e.p)
 			ok = false
 		default:
-			out[i] = *p
-			sum += *p
+			out[i] = e.p
 		}
 	}
-	if len(m) > n {
-		for k := range m {
-			if !hasKey(k, n, key) {
-				bad("probabilities", "has %q, which was not asked", k)
-				ok = false
-			}
-		}
-	}
-	if ok && math.Abs(sum-1) > SumTolerance+1e-9 {
-		bad("probabilities", "sum to %.4f; expected 1 within %.2f", sum, SumTolerance)
-	}
-	return out
-}
-
-func hasKey(k string, n int, key func(int) string) bool {
 	for i := 0; i < n; i++ {
-		if key(i) == k {
-			return true
+		if !seen[i] {
+			bad("probabilities", "no probability for %q", name(i))
+			ok = false
 		}
 	}
-	return false
+	if ok {
+		sum := 0.0
+		for _, p := range out {
+			sum += p
+		}
+		if math.Abs(sum-1) > SumTolerance+1e-9 {
+			bad("probabilities", "sum to %.4f; expected 1 within %.2f", sum, SumTolerance)
+		}
+	}
+	return out, false
 }

@@ -14,7 +14,9 @@ import (
 
 // recordedSeeds returns up to perFile exchanges from each recorded*.jsonl
 // under ../shared/testdata, or nothing when the shared data is absent (the
-// hand-written seeds still run).
+// hand-written seeds still run). Files of big exchanges (banking77's
+// 77-option choices, ~9 KB) give only two, so that the fuzzer's
+// minimisation of new inputs stays quick.
 func recordedSeeds(tb testing.TB, perFile int) []Exchange {
 	tb.Helper()
 	dir := os.Getenv("JEVLAB_SHARED")
@@ -30,7 +32,11 @@ func recordedSeeds(tb testing.TB, perFile int) []Exchange {
 		}
 		sc := bufio.NewScanner(fh)
 		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		for n := 0; n < perFile && sc.Scan(); n++ {
+		limit := perFile
+		for n := 0; n < limit && sc.Scan(); n++ {
+			if len(sc.Bytes()) > 4096 {
+				limit = min(limit, 2)
+			}
 			var ex Exchange
 			if err := json.Unmarshal(sc.Bytes(), &ex); err != nil {
 				tb.Fatalf("%s: %v", f, err)
@@ -101,6 +107,8 @@ var handAnswers = []string{
 	`{"model":"m","answers":{"q":{"type":"score","score":1,"confidence":0.5,"probabilities":{"0":0,"1":1}}}}`,
 	`{"answers":{"q":{"type":"choice","probabilities":{"a":null,"a":1e999}}}}`,
 	`{"answers":{"q":null,"r":[],"s":"x"}}`,
+	`{"Model":"x","answers":{"q":{"Type":"choice","choice":"a","probabilities":{"a":0.5,"b":0.5,"a":0.1}}},"usage":{"input_tokens":1.5}}`,
+	`{"model":"caf\u00e9","answers":{"q":{"type":"choice","choice":"\u0061","confidence":1e-1,"probabilities":{"\u0061":1,"b":0}}},"usage":{"input_tokens":3,"output_tokens":null}}`,
 }
 
 // FuzzCheck: checking never panics, and an accepted answer set satisfies
@@ -126,8 +134,48 @@ func FuzzCheck(f *testing.F) {
 			return
 		}
 		var resp Response
-		if json.Unmarshal(respData, &resp) != nil {
+		slowErr := json.Unmarshal(respData, &resp)
+		fast, fastErr := DecodeResponse(respData)
+		if (slowErr == nil) != (fastErr == nil) {
+			t.Fatalf("DecodeResponse error %v, json.Unmarshal error %v", fastErr, slowErr)
+		}
+		if slowErr != nil {
 			return
+		}
+		if fast.Model != resp.Model || fast.Usage != resp.Usage || len(fast.Answers) != len(resp.Answers) {
+			t.Fatalf("DecodeResponse %+v, json.Unmarshal %+v", fast, resp)
+		}
+		for id, raw := range resp.Answers {
+			if !bytes.Equal(fast.Answers[id], raw) {
+				t.Fatalf("answer %q: fast %s, slow %s", id, fast.Answers[id], raw)
+			}
+		}
+		// The fast answer reading must agree with encoding/json.
+		for i := range req.Questions {
+			e := &req.Questions[i]
+			raw, ok := resp.Answers[e.ID]
+			if !ok {
+				continue
+			}
+			fa, ferrs := checkOne(e.ID, &e.Question, raw)
+			sw, serr := slowAnswer(raw)
+			var sa Answer
+			var serrs []error
+			if serr != nil {
+				serrs = []error{serr}
+			} else {
+				sa, serrs, _ = checkWire(e.ID, &e.Question, raw, &sw)
+			}
+			if (len(ferrs) == 0) != (len(serrs) == 0) {
+				t.Fatalf("question %q: fast errors %v, slow errors %v\n%s", e.ID, ferrs, serrs, raw)
+			}
+			if len(ferrs) == 0 {
+				fb, _ := json.Marshal(fa)
+				sb, _ := json.Marshal(sa)
+				if !bytes.Equal(fb, sb) || fa.HasConfidence != sa.HasConfidence {
+					t.Fatalf("question %q: fast %s, slow %s", e.ID, fb, sb)
+				}
+			}
 		}
 		ans, err := Check(&req, &resp)
 		if err != nil {

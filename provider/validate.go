@@ -189,17 +189,24 @@ func (q *Question) problems() []error {
 		if len(q.Levels) > 0 {
 			add("criteria", "a noul's criteria is an object with keys \"true\"/\"false\", not a list")
 		}
-		seen := map[string]bool{}
+		var seenTrue, seenFalse bool
 		for _, o := range q.Options {
-			if o.Label != "true" && o.Label != "false" {
+			seen := &seenTrue
+			switch o.Label {
+			case "true":
+			case "false":
+				seen = &seenFalse
+			default:
 				add("criteria."+o.Label, "a noul's criteria keys are only \"true\" and \"false\"")
 				continue
 			}
-			if seen[o.Label] {
+			if *seen {
 				add("criteria."+o.Label, "duplicate key")
 			}
-			seen[o.Label] = true
-			checkEntry("criteria."+o.Label, o.Description, true)
+			*seen = true
+			if !entryOK(o.Description, true) {
+				checkEntry("criteria."+o.Label, o.Description, true)
+			}
 		}
 	case Choice:
 		if len(q.Levels) > 0 {
@@ -212,20 +219,39 @@ func (q *Question) problems() []error {
 		case n > MaxOptions:
 			add("criteria", "has %d options; a choice allows at most %d", n, MaxOptions)
 		}
-		seen := map[string]bool{}
+		// Field names are built only when there is a problem to report.
+		field := func(i int) string {
+			if q.Options[i].Label == "" {
+				return fmt.Sprintf("criteria[%d]", i)
+			}
+			return "criteria." + q.Options[i].Label
+		}
+		var seen map[string]bool
+		if len(q.Options) > 16 {
+			seen = make(map[string]bool, len(q.Options))
+		}
 		for i, o := range q.Options {
-			field := fmt.Sprintf("criteria[%d]", i)
-			if o.Label != "" {
-				field = "criteria." + o.Label
-			}
 			if msg := labelProblem(o.Label); msg != "" {
-				add(field, "%s", msg)
+				add(field(i), "%s", msg)
 			}
-			if seen[o.Label] {
-				add(field, "duplicate option label")
+			dup := false
+			if seen != nil {
+				dup = seen[o.Label]
+				seen[o.Label] = true
+			} else {
+				for j := 0; j < i; j++ {
+					if q.Options[j].Label == o.Label {
+						dup = true
+						break
+					}
+				}
 			}
-			seen[o.Label] = true
-			checkEntry(field, o.Description, true)
+			if dup {
+				add(field(i), "duplicate option label")
+			}
+			if !entryOK(o.Description, true) {
+				checkEntry(field(i), o.Description, true)
+			}
 		}
 	case Score:
 		if len(q.Options) > 0 {
@@ -239,16 +265,37 @@ func (q *Question) problems() []error {
 			add("criteria", "has %d levels; a score allows at most %d", n, MaxLevels)
 		}
 		for i, l := range q.Levels {
-			checkEntry(fmt.Sprintf("criteria[%d]", i), l, false)
+			if !entryOK(l, false) {
+				checkEntry(fmt.Sprintf("criteria[%d]", i), l, false)
+			}
 		}
 	}
 	return probs
+}
+
+// entryOK is the fast accept for a criteria entry: a string, object or
+// array (or null when nullOK) that is valid JSON. When it says false,
+// checkEntry decides and words the problem.
+func entryOK(v json.RawMessage, nullOK bool) bool {
+	if len(v) == 0 {
+		return v == nil && nullOK
+	}
+	switch v[0] {
+	case '"', '{', '[':
+		return fastValid(v)
+	case 'n':
+		return nullOK && string(v) == "null"
+	}
+	return false
 }
 
 // labelProblem returns why label cannot be a choice option, or "".
 func labelProblem(label string) string {
 	if label == "" {
 		return "option label is empty"
+	}
+	if plainLabel(label) {
+		return ""
 	}
 	if !utf8.ValidString(label) {
 		return "option label is not valid UTF-8"
@@ -312,4 +359,18 @@ func kindName(k byte) string {
 		return "number"
 	}
 	return "value"
+}
+
+// plainLabel is the fast accept for the common label: printable ASCII with
+// no space at either end.
+func plainLabel(s string) bool {
+	if s[0] == ' ' || s[len(s)-1] == ' ' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
 }

@@ -1,0 +1,408 @@
+package provider
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Fast paths for reading responses and answers. Like fastjson.go they only
+// ever accept: input they do not fully understand (escapes in keys or
+// values, duplicate fields, a field name that differs from a known one only
+// in case, numbers out of range, invalid JSON) is handed to encoding/json,
+// which then decides. So a bug here costs speed, never changes what is
+// accepted; FuzzCheck compares both paths.
+
+// DecodeResponse reads a /v1/systemone response body. It gives the same
+// result as json.Unmarshal into a Response, faster; the raw answers alias
+// data, which must not be modified afterwards.
+func DecodeResponse(data []byte) (*Response, error) {
+	if r, ok := fastResponse(data); ok {
+		return r, nil
+	}
+	var r Response
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// foldsTo reports whether key matches one of names case-insensitively
+// (encoding/json's rule for struct fields; the slow path must then decide).
+func foldsTo(key []byte, names ...string) bool {
+	for _, n := range names {
+		if len(key) == len(n) && strings.EqualFold(string(key), n) {
+			return true
+		}
+	}
+	return false
+}
+
+// plainString returns the value of the JSON string at data[i] when it needs
+// no unescaping, and the index past it; ok is false otherwise.
+func plainString(data []byte, i int) (s []byte, end int, ok bool) {
+	if i >= len(data) || data[i] != '"' {
+		return nil, -1, false
+	}
+	end, plain := scanString(data, i)
+	if end < 0 {
+		return nil, -1, false
+	}
+	s = data[i+1 : end-1]
+	if !plain && (bytes.IndexByte(s, '\\') >= 0 || !utf8.Valid(s)) {
+		return nil, -1, false
+	}
+	return s, end, true
+}
+
+// numberEnd is scanNumber guarded against running off the end and against
+// a value that is not a number.
+func numberEnd(data []byte, i int) int {
+	if i >= len(data) || !(data[i] == '-' || '0' <= data[i] && data[i] <= '9') {
+		return -1
+	}
+	return scanNumber(data, i)
+}
+
+func isNullAt(data []byte, i int) bool {
+	return len(data)-i >= 4 && string(data[i:i+4]) == "null"
+}
+
+// number reads the JSON number at data[i] as encoding/json would into a
+// float64.
+func number(data []byte, i int) (v float64, end int, ok bool) {
+	end = numberEnd(data, i)
+	if end < 0 {
+		return 0, -1, false
+	}
+	v, err := strconv.ParseFloat(string(data[i:end]), 64)
+	if err != nil {
+		return 0, -1, false
+	}
+	return v, end, true
+}
+
+// objectLoop walks the object at data[i], calling field for each key with
+// the index of its value; field returns the index past the value or -1.
+func objectLoop(data []byte, i int, field func(key []byte, at int) int) (end int, ok bool) {
+	i = skipWS(data, i)
+	if i >= len(data) || data[i] != '{' {
+		return -1, false
+	}
+	i = skipWS(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return i + 1, true
+	}
+	for {
+		key, kend, ok := plainString(data, i)
+		if !ok {
+			return -1, false
+		}
+		i = skipWS(data, kend)
+		if i >= len(data) || data[i] != ':' {
+			return -1, false
+		}
+		i = field(key, skipWS(data, i+1))
+		if i < 0 {
+			return -1, false
+		}
+		i = skipWS(data, i)
+		if i >= len(data) {
+			return -1, false
+		}
+		switch data[i] {
+		case '}':
+			return i + 1, true
+		case ',':
+			i = skipWS(data, i+1)
+		default:
+			return -1, false
+		}
+	}
+}
+
+func fastResponse(data []byte) (*Response, bool) {
+	r := &Response{}
+	var seenModel, seenAnswers, seenUsage bool
+	end, ok := objectLoop(data, 0, func(key []byte, at int) int {
+		switch string(key) {
+		case "model":
+			if seenModel {
+				return -1
+			}
+			seenModel = true
+			if isNullAt(data, at) {
+				return at + 4
+			}
+			s, end, ok := plainString(data, at)
+			if !ok {
+				return -1
+			}
+			r.Model = string(s)
+			return end
+		case "answers":
+			if seenAnswers {
+				return -1
+			}
+			seenAnswers = true
+			if isNullAt(data, at) {
+				return at + 4
+			}
+			r.Answers = make(map[string]json.RawMessage, 8)
+			end, ok := objectLoop(data, at, func(key []byte, at int) int {
+				vend := scanValue(data, at, 0)
+				if vend < 0 {
+					return -1
+				}
+				if _, dup := r.Answers[string(key)]; dup {
+					return -1
+				}
+				r.Answers[string(key)] = json.RawMessage(data[at:vend:vend])
+				return vend
+			})
+			if !ok {
+				return -1
+			}
+			return end
+		case "usage":
+			if seenUsage {
+				return -1
+			}
+			seenUsage = true
+			if isNullAt(data, at) {
+				return at + 4
+			}
+			var seenIn, seenOut bool
+			end, ok := objectLoop(data, at, func(key []byte, at int) int {
+				var dst *int64
+				switch string(key) {
+				case "input_tokens":
+					if seenIn {
+						return -1
+					}
+					seenIn, dst = true, &r.Usage.InputTokens
+				case "output_tokens":
+					if seenOut {
+						return -1
+					}
+					seenOut, dst = true, &r.Usage.OutputTokens
+				default:
+					if foldsTo(key, "input_tokens", "output_tokens") {
+						return -1
+					}
+					return scanValue(data, at, 0)
+				}
+				if isNullAt(data, at) {
+					return at + 4
+				}
+				end := numberEnd(data, at)
+				if end < 0 {
+					return -1
+				}
+				n, err := strconv.ParseInt(string(data[at:end]), 10, 64)
+				if err != nil {
+					return -1
+				}
+				*dst = n
+				return end
+			})
+			if !ok {
+				return -1
+			}
+			return end
+		default:
+			if foldsTo(key, "model", "answers", "usage") {
+				return -1
+			}
+			return scanValue(data, at, 0)
+		}
+	})
+	if !ok || skipWS(data, end) != len(data) {
+		return nil, false
+	}
+	return r, true
+}
+
+// wire is one answer object as read from the wire; has* tell absent (or
+// null) from zero.
+type wire struct {
+	typ                     string
+	choice                  []byte
+	noul, score, confidence float64
+	hasType, hasChoice      bool
+	hasNoul, hasScore       bool
+	hasConf, hasProbs       bool
+	probs                   []wireProb
+}
+
+// wireProb is one probabilities entry in wire order.
+type wireProb struct {
+	key  string
+	p    float64
+	null bool
+}
+
+// fastAnswer reads an answer object; ok is false when encoding/json must
+// decide. n is the expected number of probabilities.
+func fastAnswer(raw []byte, n int) (w wire, ok bool) {
+	var seen [6]bool // type, noul, choice, score, confidence, probabilities
+	once := func(i int) bool {
+		if seen[i] {
+			return false
+		}
+		seen[i] = true
+		return true
+	}
+	num := func(at int, dst *float64, has *bool) int {
+		if isNullAt(raw, at) {
+			return at + 4
+		}
+		v, end, ok := number(raw, at)
+		if !ok {
+			return -1
+		}
+		*dst, *has = v, true
+		return end
+	}
+	end, ok := objectLoop(raw, 0, func(key []byte, at int) int {
+		switch string(key) {
+		case "type":
+			if !once(0) {
+				return -1
+			}
+			if isNullAt(raw, at) {
+				return at + 4
+			}
+			s, end, ok := plainString(raw, at)
+			if !ok {
+				return -1
+			}
+			switch string(s) {
+			case "noul":
+				w.typ = "noul"
+			case "choice":
+				w.typ = "choice"
+			case "score":
+				w.typ = "score"
+			default:
+				w.typ = string(s)
+			}
+			w.hasType = true
+			return end
+		case "noul":
+			if !once(1) {
+				return -1
+			}
+			return num(at, &w.noul, &w.hasNoul)
+		case "choice":
+			if !once(2) {
+				return -1
+			}
+			if isNullAt(raw, at) {
+				return at + 4
+			}
+			s, end, ok := plainString(raw, at)
+			if !ok {
+				return -1
+			}
+			w.choice, w.hasChoice = s, true
+			return end
+		case "score":
+			if !once(3) {
+				return -1
+			}
+			return num(at, &w.score, &w.hasScore)
+		case "confidence":
+			if !once(4) {
+				return -1
+			}
+			return num(at, &w.confidence, &w.hasConf)
+		case "probabilities":
+			if !once(5) {
+				return -1
+			}
+			if isNullAt(raw, at) {
+				return at + 4
+			}
+			w.hasProbs = true
+			w.probs = make([]wireProb, 0, n)
+			end, ok := objectLoop(raw, at, func(key []byte, at int) int {
+				e := wireProb{key: string(key)}
+				if isNullAt(raw, at) {
+					e.null = true
+					w.probs = append(w.probs, e)
+					return at + 4
+				}
+				v, end, ok := number(raw, at)
+				if !ok {
+					return -1
+				}
+				e.p = v
+				w.probs = append(w.probs, e)
+				return end
+			})
+			if !ok {
+				return -1
+			}
+			return end
+		default:
+			if foldsTo(key, "type", "noul", "choice", "score", "confidence", "probabilities") {
+				return -1
+			}
+			return scanValue(raw, at, 0)
+		}
+	})
+	if !ok || skipWS(raw, end) != len(raw) {
+		return wire{}, false
+	}
+	return w, true
+}
+
+// wireAnswer is the encoding/json shape of an answer, for the slow path;
+// pointers tell absent from zero.
+type wireAnswer struct {
+	Type          *string             `json:"type"`
+	Noul          *float64            `json:"noul"`
+	Choice        *string             `json:"choice"`
+	Score         *float64            `json:"score"`
+	Confidence    *float64            `json:"confidence"`
+	Probabilities map[string]*float64 `json:"probabilities"`
+}
+
+// slowAnswer reads an answer with encoding/json.
+func slowAnswer(raw []byte) (wire, error) {
+	var a wireAnswer
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return wire{}, err
+	}
+	var w wire
+	if a.Type != nil {
+		w.typ, w.hasType = *a.Type, true
+	}
+	if a.Noul != nil {
+		w.noul, w.hasNoul = *a.Noul, true
+	}
+	if a.Choice != nil {
+		w.choice, w.hasChoice = []byte(*a.Choice), true
+	}
+	if a.Score != nil {
+		w.score, w.hasScore = *a.Score, true
+	}
+	if a.Confidence != nil {
+		w.confidence, w.hasConf = *a.Confidence, true
+	}
+	if a.Probabilities != nil {
+		w.hasProbs = true
+		w.probs = make([]wireProb, 0, len(a.Probabilities))
+		for k, p := range a.Probabilities {
+			if p == nil {
+				w.probs = append(w.probs, wireProb{key: k, null: true})
+			} else {
+				w.probs = append(w.probs, wireProb{key: k, p: *p})
+			}
+		}
+	}
+	return w, nil
+}
