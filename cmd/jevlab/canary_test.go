@@ -9,10 +9,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/jevlab/jevlab/provider/fixtures"
 	"github.com/jevlab/jevlab/provider/standin"
@@ -163,10 +167,85 @@ func TestKeyCanary(t *testing.T) {
 		t.Fatal("offline replay called the server")
 	}
 	t.Setenv("TYPESAFE_API_KEY", canaryKey)
-	// TODO(H2): run `jevlab serve` on rec once serve.go lands; the
-	// stand-in above already serves the recorded exchanges in-process.
+
+	// Serve the recorded file with the key required and ask it afresh.
+	serveOut, serveErr := serveWhile(t, []string{"serve", "--addr", "127.0.0.1:0", "--require-key", "--fixtures", rec}, func(base string) {
+		step("ask jevlab serve", 0, "[live standin-", "ask", "--fresh", "--db", db, "--base-url", base, set)
+		step("models of jevlab serve", 0, "standin-", "models", "--base-url", base)
+	})
+	printed = append(printed, serveOut, serveErr)
+	if !strings.Contains(serveOut, "stopped after") || !strings.Contains(serveOut, "key required") {
+		t.Fatalf("serve output:\n%s\n%s", serveOut, serveErr)
+	}
 
 	assertNoKey(t, canaryKey, printed, work)
+}
+
+// serveWhile runs `jevlab serve` in-process, calls fn with its base URL,
+// then stops it with SIGINT (as Ctrl-C would) and returns what it printed.
+// The test process catches SIGINT itself first, so a signal that arrives
+// before serve listens for it cannot kill the test.
+func serveWhile(t *testing.T, args []string, fn func(base string)) (string, string) {
+	t.Helper()
+	sig := make(chan os.Signal, 8)
+	signal.Notify(sig, os.Interrupt)
+	defer signal.Stop(sig)
+	dir := t.TempDir()
+	out, err := os.Create(filepath.Join(dir, "stdout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errf, err := os.Create(filepath.Join(dir, "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan int, 1)
+	go func() { done <- run(args, nil, out, errf) }()
+	read := func() (string, string) {
+		o, _ := os.ReadFile(out.Name())
+		e, _ := os.ReadFile(errf.Name())
+		return string(o), string(e)
+	}
+	addr := regexp.MustCompile(`at (http://127\.0\.0\.1:\d+)\n`)
+	var base string
+	deadline := time.Now().Add(10 * time.Second)
+	for base == "" {
+		select {
+		case code := <-done:
+			o, e := read()
+			t.Fatalf("serve exited %d before serving:\n%s\n%s", code, o, e)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("serve did not start within 10s")
+		}
+		o, _ := read()
+		if m := addr.FindStringSubmatch(o); m != nil && strings.Contains(o, "Ctrl-C") {
+			base = m[1]
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	fn(base)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for stopped := false; !stopped; {
+		_ = syscall.Kill(os.Getpid(), syscall.SIGINT)
+		select {
+		case code := <-done:
+			if code != 0 {
+				o, e := read()
+				t.Fatalf("serve exited %d:\n%s\n%s", code, o, e)
+			}
+			stopped = true
+		case <-tick.C:
+		case <-time.After(10 * time.Second):
+			t.Fatal("serve did not stop on SIGINT")
+		}
+	}
+	out.Close()
+	errf.Close()
+	return read()
 }
 
 func (h *hostile) total() int {
