@@ -215,7 +215,7 @@ func TestValidationErrorsNameQuestionAndField(t *testing.T) {
 	if !errors.As(err, &ve) {
 		t.Fatalf("err %v is not a *ValidationError", err)
 	}
-	want := map[string][]string{"team": {"criteria", "criteria. a"}, "anger": {"criteria", "criteria[1]"}}
+	want := map[string][]string{"team": {"criteria", "criteria. a"}, "anger": {"criteria[1]"}}
 	got := map[string][]string{}
 	for _, p := range ve.Problems {
 		var qe *QuestionError
