@@ -18,6 +18,7 @@ import (
 	"github.com/jevlab/jevlab/evals/questionset"
 	"github.com/jevlab/jevlab/evals/runner"
 	"github.com/jevlab/jevlab/internal/bars"
+	"github.com/jevlab/jevlab/provider"
 	"github.com/jevlab/jevlab/provider/systemone"
 )
 
@@ -173,9 +174,13 @@ func (a *app) eval(ctx context.Context, path string, o evalOptions) error {
 	runID, runErr := runner.Run(ctx, cfg, progress)
 	<-shown
 
+	var inputErr *runner.InputError
+	if errors.As(runErr, &inputErr) {
+		return usageErr(runErr)
+	}
 	if runID == "" {
 		if runErr != nil {
-			return usageErr(runErr)
+			return failErr(runErr)
 		}
 		return nil
 	}
@@ -206,8 +211,8 @@ func (a *app) eval(ctx context.Context, path string, o evalOptions) error {
 			fmt.Fprintf(a.stderr, "jevlab: %v\n  resume with: jevlab eval %s --resume %s\n", runErr, shellQuote(path), runID)
 			return failErr(errors.New(""))
 		}
-		if strings.Contains(runErr.Error(), "resume") {
-			return usageErr(runErr)
+		if provider.KindOf(runErr) == provider.KindAuth {
+			return usageErr(fmt.Errorf("%w (check $%s)", runErr, a.keyEnv))
 		}
 		return failErr(runErr)
 	}

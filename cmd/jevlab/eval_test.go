@@ -545,3 +545,33 @@ func TestEvalRepeatAsksAgain(t *testing.T) {
 		t.Errorf("answers per question = %v, want 150 each", perQ)
 	}
 }
+
+func TestEvalWrongKeyAndChangedSetExit2(t *testing.T) {
+	isolate(t)
+	srv, err := standin.New(standin.Config{Synthetic: true, APIKey: "the-right-fake-key"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	defer srv.Close()
+	dir := t.TempDir()
+	setPath, dataPath := writeGenerated(t, dir, 30)
+	dbPath := filepath.Join(dir, "k.db")
+	t.Setenv("TYPESAFE_API_KEY", "a-wrong-fake-key")
+	code, out, errOut := evalRun(t, "eval", setPath, "--data", dataPath, "--base-url", hs.URL, "--db", dbPath, "--rps", "0")
+	if code != 2 || !strings.Contains(errOut, "auth") || !strings.Contains(errOut, "TYPESAFE_API_KEY") || strings.Contains(errOut+out, "a-wrong-fake-key") {
+		t.Fatalf("wrong key: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "failed") {
+		t.Errorf("summary should show the failed run:\n%s", out)
+	}
+	// Resuming after the set file changed is refused as an input error.
+	t.Setenv("TYPESAFE_API_KEY", "the-right-fake-key")
+	body, _ := os.ReadFile(setPath)
+	os.WriteFile(setPath, []byte(strings.Replace(string(body), "attention today", "attention within hours", 1)), 0o600)
+	code, _, errOut = evalRun(t, "eval", setPath, "--data", dataPath, "--base-url", hs.URL, "--db", dbPath, "--rps", "0", "--resume", "latest")
+	if code != 2 || !strings.Contains(errOut, "question set changed") {
+		t.Errorf("changed set resume: exit %d\n%s", code, errOut)
+	}
+}

@@ -99,6 +99,14 @@ func (e *InterruptedError) Error() string {
 // Is makes errors.Is(err, ErrInterrupted) true.
 func (e *InterruptedError) Is(target error) bool { return target == ErrInterrupted }
 
+// InputError is a problem with what the caller asked for (an unreadable
+// dataset, a resume of an unknown or changed run) rather than with the
+// provider or the database: fix the input and run again.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
 // errCostCap stops a run at its spend cap.
 type errCostCap struct{ spent, cap float64 }
 
@@ -208,10 +216,10 @@ func Run(ctx context.Context, cfg Config, progress chan<- Progress) (string, err
 	src := cfg.source()
 	dsHash, n, err := scan(ctx, src)
 	if err != nil {
-		return "", fmt.Errorf("read dataset %s: %w", cfg.DatasetPath, err)
+		return "", &InputError{fmt.Errorf("read dataset %s: %w", cfg.DatasetPath, err)}
 	}
 	if n == 0 {
-		return "", fmt.Errorf("dataset %s has no items", cfg.DatasetPath)
+		return "", &InputError{fmt.Errorf("dataset %s has no items", cfg.DatasetPath)}
 	}
 	setHash, err := db.SaveQuestionSet(ctx, cfg.Set.Title(), cfg.Set.Path, SnapshotJSON(cfg.Set))
 	if err != nil {
@@ -234,15 +242,15 @@ func Run(ctx context.Context, cfg Config, progress chan<- Progress) (string, err
 	if cfg.Resume != "" {
 		run, err = db.ResolveRun(ctx, cfg.Resume)
 		if err != nil {
-			return "", fmt.Errorf("resume: %w", err)
+			return "", &InputError{fmt.Errorf("resume: %w", err)}
 		}
 		if run.SetHash != setHash {
-			return run.ID, fmt.Errorf("resume %s: the question set changed since the run started (snapshot %.12s, now %.12s); restore the file as it was, or start a new run without --resume",
-				run.ID, run.SetHash, setHash)
+			return run.ID, &InputError{fmt.Errorf("resume %s: the question set changed since the run started (snapshot %.12s, now %.12s); restore the file as it was, or start a new run without --resume",
+				run.ID, run.SetHash, setHash)}
 		}
 		if run.DatasetHash != dsHash {
-			return run.ID, fmt.Errorf("resume %s: the dataset changed since the run started (snapshot %.12s, now %.12s); use the same data, or start a new run without --resume",
-				run.ID, run.DatasetHash, dsHash)
+			return run.ID, &InputError{fmt.Errorf("resume %s: the dataset changed since the run started (snapshot %.12s, now %.12s); use the same data, or start a new run without --resume",
+				run.ID, run.DatasetHash, dsHash)}
 		}
 		if run.Status == store.StatusDone {
 			return run.ID, nil

@@ -438,7 +438,8 @@ func TestResumeRefusesChangedInputs(t *testing.T) {
 	}
 	db.MarkRun(context.Background(), id, store.StatusInterrupted, "test")
 	reworded, _ := questionset.Parse("triage.yaml", []byte(strings.Replace(testSetYAML, "attention today", "attention within the day", 1)))
-	if _, err := Run(context.Background(), Config{Set: reworded, Items: items, Provider: &fakeProvider{}, DB: db, Resume: id}, nil); err == nil || !strings.Contains(err.Error(), "question set changed") {
+	var inErr *InputError
+	if _, err := Run(context.Background(), Config{Set: reworded, Items: items, Provider: &fakeProvider{}, DB: db, Resume: id}, nil); !errors.As(err, &inErr) || !strings.Contains(err.Error(), "question set changed") {
 		t.Errorf("reworded set: %v", err)
 	}
 	changed := genItems(20)
