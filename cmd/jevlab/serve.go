@@ -194,8 +194,11 @@ func serveSummary(files, exchanges, torn int, s *standin.Server, o serveOptions,
 
 func describeFaults(f standin.Faults) string {
 	var p []string
-	if f.Latency > 0 || f.LatencyJitter > 0 {
-		p = append(p, fmt.Sprintf("latency %s+exp(%s)", f.Latency, f.LatencyJitter))
+	switch {
+	case f.LatencyJitter > 0:
+		p = append(p, fmt.Sprintf("latency %s + exponential tail (mean %s)", f.Latency, f.LatencyJitter))
+	case f.Latency > 0:
+		p = append(p, fmt.Sprintf("latency %s", f.Latency))
 	}
 	if f.RateLimitRPS > 0 {
 		p = append(p, fmt.Sprintf("rate limit %g/s", f.RateLimitRPS))

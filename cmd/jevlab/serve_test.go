@@ -210,7 +210,7 @@ func TestServeSyntheticWithFaults(t *testing.T) {
 		t.Errorf("models %+v, %v", models, err)
 	}
 	out := stop()
-	for _, want := range []string{"synthetic: on (model standin-synthetic-1)", "faults: latency 1ms+exp(0s), fail 100%", "1 failed"} {
+	for _, want := range []string{"synthetic: on (model standin-synthetic-1)", "faults: latency 1ms, fail 100%", "1 failed"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
