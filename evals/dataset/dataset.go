@@ -11,6 +11,7 @@ package dataset
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -162,14 +163,39 @@ func Load(path string, opt Options, set *questionset.Set) ([]Item, error) {
 }
 
 // Stream reads the dataset at path and calls fn for each valid item, in
-// file order, without holding the file in memory. See Parse.
+// file order, without holding the file in memory. A ".gz" file is
+// decompressed on the fly (data.jsonl.gz). See Parse.
 func Stream(path string, opt Options, set *questionset.Set, fn func(Item) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("read dataset: %w", err)
 	}
 	defer f.Close()
+	if strings.EqualFold(filepath.Ext(path), ".gz") {
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			return fmt.Errorf("read dataset %s: not a gzip file (%w)", path, err)
+		}
+		defer zr.Close()
+		if opt.Format == "" {
+			opt.Format = formatFor(strings.TrimSuffix(path, filepath.Ext(path)))
+		}
+		return Parse(path, zr, opt, set, fn)
+	}
 	return Parse(path, f, opt, set, fn)
+}
+
+// formatFor chooses a format by file extension, "" when it does not say.
+func formatFor(name string) string {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".jsonl", ".ndjson", ".json":
+		return "jsonl"
+	case ".csv":
+		return "csv"
+	case ".tsv":
+		return "tsv"
+	}
+	return ""
 }
 
 // Parse reads a dataset from r; name is used in messages and its extension
@@ -185,14 +211,7 @@ func Parse(name string, r io.Reader, opt Options, set *questionset.Set, fn func(
 	br := bufio.NewReaderSize(r, 64<<10)
 	format := opt.Format
 	if format == "" {
-		switch strings.ToLower(filepath.Ext(name)) {
-		case ".jsonl", ".ndjson", ".json":
-			format = "jsonl"
-		case ".csv":
-			format = "csv"
-		case ".tsv":
-			format = "tsv"
-		}
+		format = formatFor(name)
 	}
 	if format == "" {
 		head, _ := br.Peek(512)

@@ -1,8 +1,11 @@
 package dataset
 
 import (
+	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -227,5 +230,26 @@ func TestLoadExamples(t *testing.T) {
 		if labelled != len(items)*len(set.Questions) {
 			t.Errorf("%s: %d labels for %d items × %d questions", name, labelled, len(items), len(set.Questions))
 		}
+	}
+}
+
+func TestStreamGzip(t *testing.T) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write([]byte("id,state,queue\na,hello,billing\n"))
+	zw.Close()
+	p := filepath.Join(t.TempDir(), "d.csv.gz")
+	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	items, err := Load(p, Options{}, demoSet(t))
+	if err != nil || len(items) != 1 || items[0].Labels["queue"].Index != 0 {
+		t.Fatalf("%v %+v", err, items)
+	}
+	if err := os.WriteFile(p, []byte("not gzip"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(p, Options{}, nil); err == nil || !strings.Contains(err.Error(), "d.csv.gz: not a gzip file") {
+		t.Errorf("got %v", err)
 	}
 }
