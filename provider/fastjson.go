@@ -227,6 +227,12 @@ func literal(data []byte, i int, lit string) int {
 func scanString(data []byte, i int) (end int, plain bool) {
 	plain = true
 	for i++; i < len(data); i++ {
+		for i < len(data) && plainStringByte[data[i]] {
+			i++
+		}
+		if i >= len(data) {
+			break
+		}
 		c := data[i]
 		switch {
 		case c == '"':
@@ -260,6 +266,15 @@ func scanString(data []byte, i int) (end int, plain bool) {
 	}
 	return -1, false
 }
+
+// plainStringByte marks the bytes that stand for themselves inside a JSON
+// string: printable ASCII other than '"' and '\\'. Read-only.
+var plainStringByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // scanNumber returns the index just past the number at data[i], or -1.
 func scanNumber(data []byte, i int) int {
