@@ -162,9 +162,15 @@ func TestKeyCanary(t *testing.T) {
 	t.Setenv("TYPESAFE_API_KEY", "")
 	before := h.total()
 	step("replay fixtures", 0, "[cache standin-", "ask", "--offline", "--db", filepath.Join(work, "other.db"), "--fixtures", rec, set)
-	step("replay db", 0, "[cache standin-", "ask", "--offline", "--db", db, "--state", `"TRIGGER-429 now"`, set)
 	if h.total() != before {
 		t.Fatal("offline replay called the server")
+	}
+	// Stand-in answers in the database answer only in stand-in mode.
+	step("db offline ignores stand-in answers", 2, "no recorded answer", "ask", "--offline", "--db", db, "--state", `"TRIGGER-429 now"`, set)
+	t.Setenv("TYPESAFE_API_KEY", canaryKey)
+	step("replay db in stand-in mode", 0, "[cache standin-", "ask", "--db", db, "--base-url", srv.URL, "--state", `"TRIGGER-429 now"`, set)
+	if h.total() != before {
+		t.Fatal("replay from the database called the server")
 	}
 	t.Setenv("TYPESAFE_API_KEY", canaryKey)
 

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/jevlab/jevlab/evals/questionset"
 	"github.com/jevlab/jevlab/provider"
@@ -31,6 +32,9 @@ const (
 	// so its answers are not Jev's.
 	ModeStandIn Mode = "stand-in"
 )
+
+// standInModelPrefix starts every model name the stand-in answers under.
+const standInModelPrefix = "standin-"
 
 // apiKey returns the API key from the environment variable named by
 // --key-env. It is never logged, written or put in an error.
@@ -98,6 +102,8 @@ func (a *app) db() (*store.DB, error) {
 // the set file) and the database's past exchanges, in front of the live
 // client unless --offline or no key is set. New exchanges are saved to the
 // database and appended to the first fixture file named (--fixtures first).
+// Outside stand-in mode, stand-in answers stored in the database are
+// ignored.
 // The cache's load warnings (torn or invalid lines) go to stderr.
 func (a *app) provider(ctx context.Context, set *questionset.Set) (provider.Provider, Mode, error) {
 	var files []string
@@ -159,6 +165,11 @@ func (a *app) provider(ctx context.Context, set *questionset.Set) (provider.Prov
 	}
 	if key := a.apiKey(); key != "" {
 		cfg.Secrets = []string{key}
+	}
+	if mode != ModeStandIn {
+		// Answers a stand-in gave (recorded in the database while testing
+		// against jevlab serve) must never answer for the real server.
+		cfg.AcceptStored = func(m string) bool { return !strings.HasPrefix(m, standInModelPrefix) }
 	}
 	if upstream != nil && len(files) > 0 {
 		cfg.RecordTo = files[0]
