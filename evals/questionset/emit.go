@@ -258,11 +258,7 @@ func syncNode(old, want *yaml.Node, lv level) *yaml.Node {
 		old.Value = want.Value
 		return old
 	case yaml.SequenceNode:
-		n := min(len(old.Content), len(want.Content))
-		for i := 0; i < n; i++ {
-			old.Content[i] = syncNode(old.Content[i], want.Content[i], lv.child(""))
-		}
-		old.Content = append(old.Content[:n], want.Content[n:]...)
+		old.Content = syncSequence(old.Content, want.Content, lv.child(""))
 		return old
 	case yaml.MappingNode:
 		if hasMerge(old) {
@@ -422,4 +418,40 @@ func syncMapping(old, want *yaml.Node, lv level) {
 	for _, e := range result {
 		old.Content = append(old.Content, e.k, e.v)
 	}
+}
+
+// syncSequence matches list items by content first (so an inserted,
+// removed or moved level leaves the others' nodes and comments alone),
+// then pairs the leftovers in order as edits in place.
+func syncSequence(olds, wants []*yaml.Node, lv level) []*yaml.Node {
+	out := make([]*yaml.Node, len(wants))
+	used := make([]bool, len(olds))
+	for i, w := range wants {
+		// Cheap first guess: the same position.
+		if i < len(olds) && !used[i] && sameContent(olds[i], w, lv) {
+			out[i], used[i] = olds[i], true
+			continue
+		}
+		for j, o := range olds {
+			if !used[j] && sameContent(o, w, lv) {
+				out[i], used[j] = o, true
+				break
+			}
+		}
+	}
+	j := 0
+	for i, w := range wants {
+		if out[i] != nil {
+			continue
+		}
+		for j < len(olds) && used[j] {
+			j++
+		}
+		if j < len(olds) {
+			out[i], used[j] = syncNode(olds[j], w, lv), true
+		} else {
+			out[i] = w
+		}
+	}
+	return out
 }

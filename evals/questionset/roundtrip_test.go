@@ -447,3 +447,25 @@ func TestShippedExamplesAreFixedPoints(t *testing.T) {
 		}
 	}
 }
+
+// TestLevelCommentsFollowTheirLevel: inserting a level keeps each old
+// level's comment on that level.
+func TestLevelCommentsFollowTheirLevel(t *testing.T) {
+	s := mustParse(t, "l.yaml", "questions:\n  a:\n    type: score\n    criteria:\n      - calm # no signs\n      - furious # shouting\n")
+	if err := s.AddLevel("a", 1, provider.String("annoyed")); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := s.Marshal()
+	want := "questions:\n  a:\n    type: score\n    criteria:\n      - calm # no signs\n      - annoyed\n      - furious # shouting\n"
+	if string(out) != want {
+		t.Errorf("got\n%s", out)
+	}
+	if err := s.SetLevel("a", 2, provider.String("livid")); err != nil {
+		t.Fatal(err)
+	}
+	out, _ = s.Marshal()
+	want = "questions:\n  a:\n    type: score\n    criteria:\n      - calm # no signs\n      - annoyed\n      - livid # shouting\n"
+	if string(out) != want {
+		t.Errorf("edit in place: got\n%s", out)
+	}
+}
