@@ -125,6 +125,9 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		return usageErr(err)
 	}
 	defer s.Close()
+	for _, w := range s.Warnings() {
+		fmt.Fprintf(a.stderr, "jevlab: warning: fixtures: %v\n", w)
+	}
 
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {

@@ -145,6 +145,7 @@ type Server struct {
 	keyHash   [32]byte
 	index     map[provider.AnswerKey]recorded
 	exchanges []exchangeInfo
+	warnings  []error
 	models    []byte // GET /v1/models body
 	modelList []provider.Model
 	faults    *faultState
@@ -171,7 +172,8 @@ const (
 )
 
 // New builds a Server from cfg. Recorded exchanges are decoded and indexed
-// up front; an exchange that cannot be decoded is an error naming it.
+// up front; an exchange that cannot be decoded is skipped and reported by
+// Warnings. Only an invalid fault configuration is an error.
 func New(cfg Config) (*Server, error) {
 	if err := cfg.Faults.validate(); err != nil {
 		return nil, err
@@ -189,6 +191,7 @@ func New(cfg Config) (*Server, error) {
 		s.keyHash = sha256.Sum256([]byte(cfg.APIKey))
 	}
 	s.faults = newFaultState(cfg.Faults, cfg.Seed)
+	s.exchanges = make([]exchangeInfo, len(cfg.Exchanges))
 	type modelInfo struct{ answeredBy, date string }
 	seenModels := map[string]*modelInfo{}
 	var modelOrder []string
@@ -199,13 +202,15 @@ func New(cfg Config) (*Server, error) {
 		}
 		var req provider.Request
 		if err := json.Unmarshal(ex.Request, &req); err != nil {
-			return nil, fmt.Errorf("stand-in: %s: request: %w", name, err)
+			s.warnings = append(s.warnings, fmt.Errorf("%s: request: %w (skipped)", name, err))
+			continue
 		}
 		var resp provider.Response
 		if err := json.Unmarshal(ex.Response, &resp); err != nil {
-			return nil, fmt.Errorf("stand-in: %s: response: %w", name, err)
+			s.warnings = append(s.warnings, fmt.Errorf("%s: response: %w (skipped)", name, err))
+			continue
 		}
-		s.exchanges = append(s.exchanges, exchangeInfo{questions: len(req.Questions), usage: resp.Usage})
+		s.exchanges[i] = exchangeInfo{questions: len(req.Questions), usage: resp.Usage}
 		for qi := range req.Questions {
 			e := &req.Questions[qi]
 			raw, ok := resp.Answers[e.ID]
@@ -270,6 +275,10 @@ func dateOf(ts string) string {
 // Models returns the models GET /v1/models lists: each requested model that
 // has recordings, then SyntheticModel when synthetic answers are on.
 func (s *Server) Models() []provider.Model { return append([]provider.Model(nil), s.modelList...) }
+
+// Warnings returns the problems with Config.Exchanges found by New, one
+// per skipped exchange, each naming it by position (1-based) and id.
+func (s *Server) Warnings() []error { return append([]error(nil), s.warnings...) }
 
 // Recorded returns how many distinct question answers can be replayed.
 func (s *Server) Recorded() int { return len(s.index) }

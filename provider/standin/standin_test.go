@@ -507,3 +507,24 @@ func decodeDetailsTB(t *testing.T, body []byte) []any {
 	}
 	return v.Detail
 }
+
+func TestBadExchangesAreSkippedWithWarnings(t *testing.T) {
+	good := provider.Exchange{ID: "ok",
+		Request:  json.RawMessage(`{"model":"m","state":"s","questions":{"q":{"type":"noul"}}}`),
+		Response: json.RawMessage(`{"model":"m-1","answers":{"q":{"type":"noul","noul":0.7}},"usage":{"input_tokens":5,"output_tokens":1}}`)}
+	exs := []provider.Exchange{
+		{ID: "bad-request", Request: json.RawMessage(`{"model":"m","state":"s","questions":{"q":{"type":"noul","extra":1}}}`), Response: good.Response},
+		{ID: "bad-response", Request: good.Request, Response: json.RawMessage(`{"answers":[]}`)},
+		good,
+	}
+	s := newServer(t, standin.Config{Exchanges: exs})
+	ws := s.Warnings()
+	if len(ws) != 2 || !strings.Contains(ws[0].Error(), `exchange 1 (id "bad-request"): request:`) ||
+		!strings.Contains(ws[1].Error(), `exchange 2 (id "bad-response"): response:`) {
+		t.Fatalf("warnings %v", ws)
+	}
+	code, _, body := post(t, s, string(good.Request))
+	if code != 200 || string(body) != `{"model":"m-1","answers":{"q":{"type":"noul","noul":0.7}},"usage":{"input_tokens":5,"output_tokens":1}}` {
+		t.Errorf("%d %s", code, body)
+	}
+}
