@@ -170,7 +170,7 @@ func (d *designModel) validate(id string) {
 
 // layout returns the list and right pane widths.
 func (d *designModel) layout() (lw, rw int) {
-	lw = min(max(d.w/4, 18), 34)
+	lw = min(max(d.w/4, 22), 34)
 	rw = max(10, d.w-lw-1)
 	return
 }

@@ -24,7 +24,12 @@ var (
 func normalize(s string) string {
 	s = reRunID.ReplaceAllString(s, "r-XXXXXXXX-XXXXXX-xxxxx")
 	s = reStamp.ReplaceAllString(s, "YYYY-MM-DD hh:mm")
-	return reRate.ReplaceAllString(s, "N items/s")
+	s = reRate.ReplaceAllString(s, "N items/s")
+	lines := strings.Split(s, "\n")
+	for i := range lines {
+		lines[i] = strings.TrimRight(lines[i], " ")
+	}
+	return strings.Join(lines, "\n")
 }
 
 func openDB(t *testing.T) *store.DB {

@@ -283,6 +283,16 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.MouseMsg:
 		return m, m.screens[m.active].update(msg)
 	case tea.KeyMsg:
+		// Keys typed faster than the terminal is read arrive as one
+		// message ("2f"); outside a text field each is its own command.
+		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste && !m.screens[m.active].capturing() {
+			var cmds []tea.Cmd
+			for _, r := range msg.Runes {
+				_, c := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt})
+				cmds = append(cmds, c)
+			}
+			return m, tea.Batch(cmds...)
+		}
 		if m.confirmQuit {
 			switch {
 			case key.Matches(msg, k.Yes):

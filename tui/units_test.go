@@ -189,3 +189,14 @@ func TestStateEditorValidates(t *testing.T) {
 		t.Error("state edit not applied")
 	}
 }
+
+// TestFastKeys: runes that arrive together ("2f") act as separate keys.
+func TestFastKeys(t *testing.T) {
+	m := newModel(t, demoTriage(t))
+	drive(m, tea.WindowSizeMsg{Width: 80, Height: 24})
+	runCmd(m, m.Init(), 0)
+	drive(m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("2f")})
+	if m.active != screenDataset || m.screens[screenDataset].(*datasetModel).filter != filterWrong {
+		t.Errorf("screen %d, filter %d after \"2f\"", m.active, m.screens[screenDataset].(*datasetModel).filter)
+	}
+}
