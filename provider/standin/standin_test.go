@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jevlab/jevlab/internal/testutil"
 	"github.com/jevlab/jevlab/provider"
@@ -526,5 +527,28 @@ func TestBadExchangesAreSkippedWithWarnings(t *testing.T) {
 	code, _, body := post(t, s, string(good.Request))
 	if code != 200 || string(body) != `{"model":"m-1","answers":{"q":{"type":"noul","noul":0.7}},"usage":{"input_tokens":5,"output_tokens":1}}` {
 		t.Errorf("%d %s", code, body)
+	}
+}
+
+// TestTimeoutOverHTTPEndsWhenClientGivesUp: over a real connection, a
+// hanging request ends as soon as the client closes it, so the server can
+// shut down without waiting for TimeoutAfter.
+func TestTimeoutOverHTTPEndsWhenClientGivesUp(t *testing.T) {
+	s := newServer(t, standin.Config{Synthetic: true, Faults: standin.Faults{TimeoutRate: 1}})
+	srv := httptest.NewServer(s)
+	c := &http.Client{Timeout: 50 * time.Millisecond}
+	_, err := c.Post(srv.URL+"/v1/systemone", "application/json", strings.NewReader(`{"model":"m","state":"s","questions":{"q":{"type":"noul"}}}`))
+	if err == nil {
+		t.Fatal("the request did not time out")
+	}
+	closed := make(chan struct{})
+	go func() { srv.Close(); close(closed) }() // waits for in-flight handlers
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the handler kept hanging after the client went away")
+	}
+	if st := s.Stats(); st.Timeout != 1 || st.Outcomes() != st.Requests {
+		t.Errorf("stats %+v", st)
 	}
 }
