@@ -21,8 +21,8 @@ type Mode string
 
 // The provider modes.
 const (
-	// ModeLive: every question goes to System One (--fresh, or nothing
-	// recorded to answer from). New exchanges are still recorded.
+	// ModeLive: every question goes to System One (--fresh). New exchanges
+	// are still recorded.
 	ModeLive Mode = "live"
 	// ModeCached: recorded answers first, System One for the rest.
 	ModeCached Mode = "cached"
