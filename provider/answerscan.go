@@ -77,11 +77,52 @@ func number(data []byte, i int) (v float64, end int, ok bool) {
 	if end < 0 {
 		return 0, -1, false
 	}
+	if v, ok := shortDecimal(data[i:end]); ok {
+		return v, end, true
+	}
 	v, err := strconv.ParseFloat(string(data[i:end]), 64)
 	if err != nil {
 		return 0, -1, false
 	}
 	return v, end, true
+}
+
+// pow10 are the powers of ten a float64 holds exactly.
+var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
+
+// shortDecimal parses a number of the form -?d+(.d+)? with at most 15
+// digits and no exponent, the shape Jev sends (0.07, 1.0). m and 10^k are
+// exact in a float64, so the one division m/10^k is correctly rounded: the
+// same result as strconv.ParseFloat (whose "exact" path does the same).
+func shortDecimal(b []byte) (float64, bool) {
+	neg := false
+	if len(b) > 0 && b[0] == '-' {
+		neg, b = true, b[1:]
+	}
+	var m uint64
+	digits, frac, dot := 0, 0, false
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			m = m*10 + uint64(c-'0')
+			digits++
+			if dot {
+				frac++
+			}
+		case c == '.' && !dot:
+			dot = true
+		default:
+			return 0, false
+		}
+	}
+	if digits == 0 || digits > 15 {
+		return 0, false
+	}
+	v := float64(m) / pow10[frac]
+	if neg {
+		v = -v
+	}
+	return v, true
 }
 
 // objectLoop walks the object at data[i], calling field for each key with
@@ -239,14 +280,14 @@ type wire struct {
 
 // wireProb is one probabilities entry in wire order.
 type wireProb struct {
-	key  string
+	key  []byte // aliases the answer
 	p    float64
 	null bool
 }
 
 // fastAnswer reads an answer object; ok is false when encoding/json must
-// decide. n is the expected number of probabilities.
-func fastAnswer(raw []byte, n int) (w wire, ok bool) {
+// decide. Probabilities are appended to scratch[:0].
+func fastAnswer(raw []byte, scratch []wireProb) (w wire, ok bool) {
 	var seen [6]bool // type, noul, choice, score, confidence, probabilities
 	once := func(i int) bool {
 		if seen[i] {
@@ -327,9 +368,9 @@ func fastAnswer(raw []byte, n int) (w wire, ok bool) {
 				return at + 4
 			}
 			w.hasProbs = true
-			w.probs = make([]wireProb, 0, n)
+			w.probs = scratch[:0]
 			end, ok := objectLoop(raw, at, func(key []byte, at int) int {
-				e := wireProb{key: string(key)}
+				e := wireProb{key: key}
 				if isNullAt(raw, at) {
 					e.null = true
 					w.probs = append(w.probs, e)
@@ -398,9 +439,9 @@ func slowAnswer(raw []byte) (wire, error) {
 		w.probs = make([]wireProb, 0, len(a.Probabilities))
 		for k, p := range a.Probabilities {
 			if p == nil {
-				w.probs = append(w.probs, wireProb{key: k, null: true})
+				w.probs = append(w.probs, wireProb{key: []byte(k), null: true})
 			} else {
-				w.probs = append(w.probs, wireProb{key: k, p: *p})
+				w.probs = append(w.probs, wireProb{key: []byte(k), p: *p})
 			}
 		}
 	}

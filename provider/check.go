@@ -21,6 +21,7 @@ const SumTolerance = 0.02
 func Check(req *Request, resp *Response) ([]Answer, error) {
 	var probs []error
 	out := make([]Answer, 0, len(req.Questions))
+	var scratch []wireProb
 	for i := range req.Questions {
 		e := &req.Questions[i]
 		raw, ok := resp.Answers[e.ID]
@@ -28,7 +29,10 @@ func Check(req *Request, resp *Response) ([]Answer, error) {
 			probs = append(probs, &QuestionError{ID: e.ID, Err: fmt.Errorf("no answer")})
 			continue
 		}
-		a, errs := checkOne(e.ID, &e.Question, raw)
+		if n := e.Question.Size(); cap(scratch) < n {
+			scratch = make([]wireProb, 0, max(n, 32))
+		}
+		a, errs := checkOneScratch(e.ID, &e.Question, raw, scratch)
 		if len(errs) > 0 {
 			for _, err := range errs {
 				probs = append(probs, &QuestionError{ID: e.ID, Err: err})
@@ -58,7 +62,13 @@ func CheckAnswer(id string, q *Question, raw json.RawMessage) (Answer, error) {
 }
 
 func checkOne(id string, q *Question, raw json.RawMessage) (Answer, []error) {
-	w, ok := fastAnswer(raw, q.Size())
+	var scratch [16]wireProb
+	return checkOneScratch(id, q, raw, scratch[:0])
+}
+
+// checkOneScratch is checkOne reading probabilities into scratch.
+func checkOneScratch(id string, q *Question, raw json.RawMessage, scratch []wireProb) (Answer, []error) {
+	w, ok := fastAnswer(raw, scratch)
 	if ok {
 		a, errs, again := checkWire(id, q, raw, &w)
 		if !again {
@@ -115,7 +125,7 @@ func checkWire(id string, q *Question, raw json.RawMessage, w *wire) (a Answer, 
 		// Keys out of position are looked up linearly, or in a map built on
 		// first need for long option lists.
 		var byLabel map[string]int
-		index := func(k string) int {
+		index := func(k []byte) int {
 			if len(q.Options) <= 16 {
 				return q.labelIndex(k)
 			}
@@ -127,7 +137,7 @@ func checkWire(id string, q *Question, raw json.RawMessage, w *wire) (a Answer, 
 					}
 				}
 			}
-			if i, ok := byLabel[k]; ok {
+			if i, ok := byLabel[string(k)]; ok {
 				return i
 			}
 			return -1
@@ -147,7 +157,7 @@ func checkWire(id string, q *Question, raw json.RawMessage, w *wire) (a Answer, 
 			a.Score = s
 		}
 		var dup bool
-		a.Probs, dup = distribution(w, n, func(k string) int { return levelIndex(k, n) }, strconv.Itoa, bad)
+		a.Probs, dup = distribution(w, n, func(k []byte) int { return levelIndex(k, n) }, strconv.Itoa, bad)
 		if dup {
 			return Answer{}, nil, true
 		}
@@ -168,9 +178,9 @@ func optionIndexBytes(q *Question, label []byte) int {
 }
 
 // labelIndex returns the index of the option labelled k, or -1.
-func (q *Question) labelIndex(k string) int {
+func (q *Question) labelIndex(k []byte) int {
 	for i := range q.Options {
-		if q.Options[i].Label == k {
+		if q.Options[i].Label == string(k) {
 			return i
 		}
 	}
@@ -179,7 +189,7 @@ func (q *Question) labelIndex(k string) int {
 
 // levelIndex reads a score probabilities key: the level index in canonical
 // decimal ("0", "1", …), or -1.
-func levelIndex(k string, n int) int {
+func levelIndex(k []byte, n int) int {
 	if len(k) == 0 || len(k) > 2 || (len(k) > 1 && k[0] == '0') {
 		return -1
 	}
@@ -200,7 +210,7 @@ func levelIndex(k string, n int) int {
 // outcome of key k and name(i) the key of outcome i, checking coverage,
 // range and sum. dup is true when a key repeats (only the fast reading can
 // see that; encoding/json keeps the last).
-func distribution(w *wire, n int, index func(string) int, name func(int) string, bad func(string, string, ...any)) (out []float64, dup bool) {
+func distribution(w *wire, n int, index func([]byte) int, name func(int) string, bad func(string, string, ...any)) (out []float64, dup bool) {
 	if !w.hasProbs {
 		bad("probabilities", "missing")
 		return nil, false
@@ -217,7 +227,7 @@ func distribution(w *wire, n int, index func(string) int, name func(int) string,
 	for j, e := range w.probs {
 		// Jev sends keys in any order; try the entry's own position first.
 		i := -1
-		if j < n && name(j) == e.key {
+		if j < n && name(j) == string(e.key) {
 			i = j
 		} else {
 			i = index(e.key)
@@ -233,10 +243,10 @@ func distribution(w *wire, n int, index func(string) int, name func(int) string,
 		seen[i] = true
 		switch {
 		case e.null:
-			bad("probabilities."+e.key, "is null")
+			bad("probabilities."+string(e.key), "is null")
 			ok = false
 		case math.IsNaN(e.p) || math.IsInf(e.p, 0) || e.p < 0 || e.p > 1:
-			bad("probabilities."+e.key, "%v is outside [0, 1]", e.p)
+			bad("probabilities."+string(e.key), "%v is outside [0, 1]", e.p)
 			ok = false
 		default:
 			out[i] = e.p

@@ -231,3 +231,21 @@ func TestCheckAnswerSingle(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+func TestShortDecimalMatchesParseFloat(t *testing.T) {
+	for _, s := range []string{"0", "-0", "1", "0.07", "0.1", "0.33", "0.7000000000000001", "1.0", "-2.5", "123456789012345", "0.123456789012345", "99.99", "0.00000000000001"} {
+		got, ok := shortDecimal([]byte(s))
+		want, _ := strconv.ParseFloat(s, 64)
+		if !ok && len(strings.TrimLeft(s, "-0123456789.")) == 0 && len(strings.Trim(s, "-.")) <= 15 {
+			t.Errorf("%s: not handled", s)
+		}
+		if ok && math.Float64bits(got) != math.Float64bits(want) {
+			t.Errorf("%s: got %v (%x), want %v (%x)", s, got, math.Float64bits(got), want, math.Float64bits(want))
+		}
+	}
+	for _, s := range []string{"1e2", "0.1234567890123456", "", "-"} {
+		if _, ok := shortDecimal([]byte(s)); ok {
+			t.Errorf("%s: handled, want the strconv path", s)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/jevlab/jevlab/internal/testutil"
@@ -219,6 +220,28 @@ func FuzzCheck(f *testing.F) {
 					t.Fatalf("score %v", a.Score)
 				}
 			}
+		}
+	})
+}
+
+// FuzzShortDecimal: the fast number path agrees bit for bit with
+// strconv.ParseFloat on every JSON number it accepts.
+func FuzzShortDecimal(f *testing.F) {
+	for _, s := range []string{"0.07", "1.0", "-0", "0.99", "123.456", "1e5", "0.30000000000000004"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b := []byte(s)
+		if scanNumber(append(b, 'x'), 0) != len(b) || len(b) == 0 {
+			return // not exactly one JSON number
+		}
+		got, ok := shortDecimal(b)
+		if !ok {
+			return
+		}
+		want, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("%q: got %v, want %v (%v)", s, got, want, err)
 		}
 	})
 }
