@@ -22,6 +22,14 @@ func Check(req *Request, resp *Response) ([]Answer, error) {
 	var probs []error
 	out := make([]Answer, 0, len(req.Questions))
 	var scratch []wireProb
+	// One backing array for every answer's probabilities.
+	total := 0
+	for i := range req.Questions {
+		if t := req.Questions[i].Question.Type; t == Choice || t == Score {
+			total += req.Questions[i].Question.Size()
+		}
+	}
+	back := make([]float64, total)
 	for i := range req.Questions {
 		e := &req.Questions[i]
 		raw, ok := resp.Answers[e.ID]
@@ -32,7 +40,12 @@ func Check(req *Request, resp *Response) ([]Answer, error) {
 		if n := e.Question.Size(); cap(scratch) < n {
 			scratch = make([]wireProb, 0, max(n, 32))
 		}
-		a, errs := checkOneScratch(e.ID, &e.Question, raw, scratch)
+		var dst []float64
+		if t := e.Question.Type; t == Choice || t == Score {
+			n := e.Question.Size()
+			dst, back = back[:n:n], back[n:]
+		}
+		a, errs := checkOneScratch(e.ID, &e.Question, raw, scratch, dst)
 		if len(errs) > 0 {
 			for _, err := range errs {
 				probs = append(probs, &QuestionError{ID: e.ID, Err: err})
@@ -63,12 +76,14 @@ func CheckAnswer(id string, q *Question, raw json.RawMessage) (Answer, error) {
 
 func checkOne(id string, q *Question, raw json.RawMessage) (Answer, []error) {
 	var scratch [16]wireProb
-	return checkOneScratch(id, q, raw, scratch[:0])
+	return checkOneScratch(id, q, raw, scratch[:0], nil)
 }
 
-// checkOneScratch is checkOne reading probabilities into scratch.
-func checkOneScratch(id string, q *Question, raw json.RawMessage, scratch []wireProb) (Answer, []error) {
+// checkOneScratch is checkOne reading probabilities into scratch and
+// aligning them into dst (nil: a new slice).
+func checkOneScratch(id string, q *Question, raw json.RawMessage, scratch []wireProb, dst []float64) (Answer, []error) {
 	w, ok := fastAnswer(raw, scratch)
+	w.dst = dst
 	if ok {
 		a, errs, again := checkWire(id, q, raw, &w)
 		if !again {
@@ -76,6 +91,7 @@ func checkOneScratch(id string, q *Question, raw json.RawMessage, scratch []wire
 		}
 	}
 	w, err := slowAnswer(raw)
+	w.dst = dst
 	if err != nil {
 		return Answer{}, []error{&FieldError{Field: "answer", Msg: "not a JSON object of the answer shape: " + err.Error()}}
 	}
@@ -126,7 +142,7 @@ func checkWire(id string, q *Question, raw json.RawMessage, w *wire) (a Answer, 
 		// first need for long option lists.
 		var byLabel map[string]int
 		index := func(k []byte) int {
-			if len(q.Options) <= 16 {
+			if len(q.Options) <= 64 {
 				return q.labelIndex(k)
 			}
 			if byLabel == nil {
@@ -215,7 +231,11 @@ func distribution(w *wire, n int, index func([]byte) int, name func(int) string,
 		bad("probabilities", "missing")
 		return nil, false
 	}
-	out = make([]float64, n)
+	out = w.dst
+	if len(out) != n {
+		out = make([]float64, n)
+	}
+	clear(out)
 	var seenSmall [16]bool
 	seen := seenSmall[:0]
 	if n <= len(seenSmall) {
@@ -225,15 +245,16 @@ func distribution(w *wire, n int, index func([]byte) int, name func(int) string,
 	}
 	ok := true
 	for j, e := range w.probs {
+		key := w.keys[e.ks:e.ke]
 		// Jev sends keys in any order; try the entry's own position first.
 		i := -1
-		if j < n && name(j) == string(e.key) {
+		if j < n && name(j) == string(key) {
 			i = j
 		} else {
-			i = index(e.key)
+			i = index(key)
 		}
 		if i < 0 {
-			bad("probabilities", "has %q, which was not asked", e.key)
+			bad("probabilities", "has %q, which was not asked", key)
 			ok = false
 			continue
 		}
@@ -243,10 +264,10 @@ func distribution(w *wire, n int, index func([]byte) int, name func(int) string,
 		seen[i] = true
 		switch {
 		case e.null:
-			bad("probabilities."+string(e.key), "is null")
+			bad("probabilities."+string(key), "is null")
 			ok = false
 		case math.IsNaN(e.p) || math.IsInf(e.p, 0) || e.p < 0 || e.p > 1:
-			bad("probabilities."+string(e.key), "%v is outside [0, 1]", e.p)
+			bad("probabilities."+string(key), "%v is outside [0, 1]", e.p)
 			ok = false
 		default:
 			out[i] = e.p
