@@ -32,6 +32,7 @@ type (
 		ra   *runAnalysis
 		err  error
 		for_ screenID
+		seq  int // drops an analysis overtaken by a newer one (0: always shown)
 	}
 )
 
@@ -52,6 +53,7 @@ type evalModel struct {
 	lines  []string
 	scroll int
 	busy   bool // analysing
+	aseq   int  // analysis sequence
 }
 
 func newEvalScreen(e *env) screen { return &evalModel{e: e, cut: 0.5} }
@@ -132,9 +134,11 @@ func waitProgress(ch <-chan runner.Progress) tea.Cmd {
 func (m *evalModel) analyze(runID string) tea.Cmd {
 	db, ctx := m.e.opt.DB, m.e.ctx
 	m.busy = true
+	m.aseq++
+	seq := m.aseq
 	return func() tea.Msg {
 		ra, err := analyzeRun(ctx, db, runID)
-		return analysisMsg{ra: ra, err: err, for_: screenEval}
+		return analysisMsg{ra: ra, err: err, for_: screenEval, seq: seq}
 	}
 }
 
@@ -168,7 +172,7 @@ func (m *evalModel) update(msg tea.Msg) tea.Cmd {
 		}
 		return nil
 	case analysisMsg:
-		if msg.for_ != screenEval {
+		if msg.for_ != screenEval || (msg.seq != 0 && msg.seq != m.aseq) {
 			return nil
 		}
 		m.busy = false

@@ -143,7 +143,7 @@ func TestEvalStartCancel(t *testing.T) {
 			waitFor(t, tm, "interrupted")
 			close(fp.block)
 			tm.Type("R")
-			waitFor(t, tm, "done", "Metrics of run")
+			waitFor(t, tm, "done", "0.600 [")
 			_, view := finish(t, tm)
 			if !strings.Contains(view, "10/10 items") {
 				t.Errorf("resumed run did not finish all items:\n%s", view)
