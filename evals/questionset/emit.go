@@ -78,6 +78,7 @@ func encodeYAML(doc *yaml.Node) (out []byte, err error) {
 			err = fmt.Errorf("marshal question set: %v", r)
 		}
 	}()
+	fixFlowNulls(doc, false, 0)
 	var b bytes.Buffer
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
@@ -454,4 +455,23 @@ func syncSequence(olds, wants []*yaml.Node, lv level) []*yaml.Node {
 		}
 	}
 	return out
+}
+
+// fixFlowNulls spells implicit nulls inside flow collections ({a, b} or
+// {a: }) as null: the YAML encoder would write them as ” (text).
+func fixFlowNulls(n *yaml.Node, inFlow bool, depth int) {
+	if n == nil || depth > maxDepth {
+		return
+	}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if inFlow && n.Value == "" && n.ShortTag() == "!!null" {
+			n.Value = "null"
+		}
+	case yaml.MappingNode, yaml.SequenceNode, yaml.DocumentNode:
+		flow := inFlow || n.Style&yaml.FlowStyle != 0
+		for _, c := range n.Content {
+			fixFlowNulls(c, flow, depth+1)
+		}
+	}
 }
