@@ -92,6 +92,7 @@ type InterruptedError struct {
 	Reason string
 }
 
+// Error says which run stopped and why.
 func (e *InterruptedError) Error() string {
 	return fmt.Sprintf("run %s interrupted: %s", e.RunID, e.Reason)
 }
@@ -104,7 +105,10 @@ func (e *InterruptedError) Is(target error) bool { return target == ErrInterrupt
 // provider or the database: fix the input and run again.
 type InputError struct{ Err error }
 
+// Error returns the underlying problem's message.
 func (e *InputError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the underlying problem.
 func (e *InputError) Unwrap() error { return e.Err }
 
 // errCostCap stops a run at its spend cap.
