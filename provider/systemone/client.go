@@ -22,7 +22,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -110,10 +109,11 @@ type Client struct {
 	hasKey                  bool
 	hdrAuth, hdrUA, hdrJSON []string
 
+	enc *encoder
+
 	// sleep and now are replaceable in tests.
-	sleep   func(ctx context.Context, d time.Duration) error
-	now     func() time.Time
-	bufPool sync.Pool
+	sleep func(ctx context.Context, d time.Duration) error
+	now   func() time.Time
 }
 
 // New returns a client for cfg.
@@ -173,7 +173,7 @@ func New(cfg Config) (*Client, error) {
 	} else {
 		c.hc = &http.Client{Transport: newTransport(c.concurrency), CheckRedirect: noRedirects}
 	}
-	c.bufPool.New = func() any { return new(bytes.Buffer) }
+	c.enc = newEncoder(cfg.Limits)
 	return c, nil
 }
 
@@ -229,29 +229,25 @@ func (c *Client) Ask(ctx context.Context, req *provider.Request) (*provider.Resu
 		r.Model = provider.DefaultModel
 		req = &r
 	}
-	if err := req.ValidateWith(c.limits); err != nil {
-		return nil, err
-	}
-	buf := c.bufPool.Get().(*bytes.Buffer)
-	buf.Reset()
-	req.AppendJSON(buf)
-	body := bytes.Clone(buf.Bytes())
-	c.bufPool.Put(buf)
-
-	red := newRedactor(c.key, req.State)
-	at, err := c.do(ctx, http.MethodPost, c.askURL, body, red)
+	body, err := c.enc.encode(req)
 	if err != nil {
 		return nil, err
+	}
+
+	red := newRedactor(c.key, req.State)
+	at, perr := c.do(ctx, http.MethodPost, c.askURL, body, red)
+	if perr != nil {
+		return nil, perr
 	}
 	malformed := func(msg string, cause error) error {
 		return &provider.Error{Kind: provider.KindMalformed, Status: at.status, Message: red.clean(msg),
 			RequestID: at.requestID, Attempts: at.attempts, Err: cause}
 	}
-	var resp provider.Response
-	if err := json.Unmarshal(at.body, &resp); err != nil {
+	resp, err := provider.DecodeResponse(at.body)
+	if err != nil {
 		return nil, malformed("the response is not a System One answer body: "+err.Error(), nil)
 	}
-	answers, err := provider.Check(req, &resp)
+	answers, err := provider.Check(req, resp)
 	if err != nil {
 		return nil, malformed(err.Error(), err)
 	}
