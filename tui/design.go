@@ -450,11 +450,16 @@ func (d *designModel) update(msg tea.Msg) tea.Cmd {
 		d.spin, cmd = d.spin.Update(msg)
 		return cmd
 	case tea.MouseMsg:
-		if msg.Button == tea.MouseButtonWheelUp {
+		if d.capturing() {
+			return nil
+		}
+		switch msg.Button {
+		case tea.MouseButtonWheelUp:
 			d.scroll = max(0, d.scroll-3)
-		} else if msg.Button == tea.MouseButtonWheelDown {
+		case tea.MouseButtonWheelDown:
 			d.scroll += 3
 		}
+		d.clampScroll()
 		return nil
 	case tea.KeyMsg:
 		return d.key(msg)
@@ -553,7 +558,22 @@ func (d *designModel) chartKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.EditQuestion), key.Matches(msg, k.Open):
 		d.editing, d.focus, d.edRow = true, paneEditor, 0
 	}
+	d.clampScroll()
 	return nil
+}
+
+// clampScroll keeps the answer's scroll offset within its lines (with the
+// whole body as the window; View clamps again for the actual room).
+func (d *designModel) clampScroll() {
+	n := 0
+	if sel := d.selected(); sel != nil && d.answers[sel.ID] != nil {
+		n = len(d.answers[sel.ID].lines)
+	}
+	room := d.h - 2
+	if d.editing {
+		room -= d.h/2 + 2
+	}
+	d.scroll = max(0, min(d.scroll, n-max(1, room)))
 }
 
 // Editor rows: 0 type, 1 instructions, then criteria, then (noul) threshold.

@@ -65,15 +65,18 @@ func typeKeys(tm *teatest.TestModel, msgs ...tea.Msg) {
 	}
 }
 
-func newTriage(t *testing.T) (*Model, *questionset.Set, *fakeProvider) {
+// newTriage opens the triage set against H2's stand-in, in process: the
+// real HTTP client talking to the stand-in handler on loopback, answering
+// synthetically. The counter counts requests the stand-in received.
+func newTriage(t *testing.T) (*Model, *questionset.Set, *countingProvider) {
 	t.Helper()
 	set := triageSet(t)
-	fp := &fakeProvider{}
-	m, err := New(context.Background(), testOptions(set, fp, "stand-in"))
+	p := &countingProvider{p: standinClient(t)}
+	m, err := New(context.Background(), testOptions(set, p, "stand-in"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m, set, fp
+	return m, set, p
 }
 
 func TestDesignInitial(t *testing.T) {
@@ -83,7 +86,7 @@ func TestDesignInitial(t *testing.T) {
 			tm := startTM(t, m, sz.w, sz.h)
 			waitFor(t, tm, "Questions (3)")
 			_, view := finish(t, tm)
-			golden.RequireEqual(t, []byte(view))
+			golden.RequireEqual(t, []byte(normalize(view)))
 		})
 	}
 }
@@ -100,12 +103,12 @@ func TestDesignRun(t *testing.T) {
 			if fp.calls != 1 {
 				t.Errorf("provider called %d times, want 1", fp.calls)
 			}
-			for _, want := range []string{"▶ shipping", "0.826", "standin-fake", "300 tok"} {
+			for _, want := range []string{"▶ ", "standin-", " tok", "3 answered"} {
 				if !strings.Contains(view, want) {
 					t.Errorf("view lacks %q", want)
 				}
 			}
-			golden.RequireEqual(t, []byte(view))
+			golden.RequireEqual(t, []byte(normalize(view)))
 		})
 	}
 }
@@ -139,7 +142,7 @@ func TestDesignEditOption(t *testing.T) {
 			if !strings.Contains(view, "● unsaved") || !strings.Contains(view, "before") {
 				t.Errorf("view lacks the unsaved marker or ghost rows:\n%s", view)
 			}
-			golden.RequireEqual(t, []byte(view))
+			golden.RequireEqual(t, []byte(normalize(view)))
 		})
 	}
 }
@@ -178,7 +181,7 @@ func TestDesignEditSave(t *testing.T) {
 			if got := provider.Text(back.Questions[0].Question.Options[2].Description); got != "Parcels and couriers." {
 				t.Errorf("reloaded description = %q", got)
 			}
-			golden.RequireEqual(t, []byte(view))
+			golden.RequireEqual(t, []byte(normalize(view)))
 		})
 	}
 }
@@ -206,7 +209,7 @@ func TestDesignQuitUnsavedAsks(t *testing.T) {
 			if !bytes.Equal(before, after) {
 				t.Error("quitting without saving changed the file")
 			}
-			golden.RequireEqual(t, []byte(fm.View()))
+			golden.RequireEqual(t, []byte(normalize(fm.View())))
 		})
 	}
 }
@@ -229,7 +232,7 @@ func TestDesignBankingOffline(t *testing.T) {
 			if !strings.Contains(view, "jev-1.13.0") || !strings.Contains(view, "▶ card_arrival") {
 				t.Errorf("view lacks the resolved model or the chosen option:\n%s", view)
 			}
-			golden.RequireEqual(t, []byte(view))
+			golden.RequireEqual(t, []byte(normalize(view)))
 		})
 	}
 }

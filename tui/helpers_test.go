@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"io"
 	"math"
+	"net/http/httptest"
 	"os"
 	"path"
 	"path/filepath"
@@ -25,6 +26,8 @@ import (
 	"github.com/jevlab/jevlab/internal/testutil"
 	"github.com/jevlab/jevlab/provider"
 	"github.com/jevlab/jevlab/provider/fixtures"
+	"github.com/jevlab/jevlab/provider/standin"
+	"github.com/jevlab/jevlab/provider/systemone"
 	"github.com/jevlab/jevlab/store"
 )
 
@@ -99,7 +102,7 @@ func (f *fakeProvider) Ask(ctx context.Context, req *provider.Request) (*provide
 const triageYAML = `name: support-triage
 model: jev-latest
 state:
-  message: "I was charged twice for order A-104"
+  message: "I was charged twice: refund the charges on my invoice for order A-104"
 questions:
   team:
     type: choice
@@ -291,3 +294,35 @@ func seedRuns(t testing.TB, opt Options, db *store.DB) (string, string) {
 }
 
 func lipglossWidth(s string) int { return lipgloss.Width(s) }
+
+// standinClient returns the live client pointed at an in-process stand-in
+// (synthetic answers) on loopback.
+func standinClient(t testing.TB) provider.Provider {
+	t.Helper()
+	srv, err := standin.New(standin.Config{Synthetic: true, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	c, err := systemone.New(systemone.Config{BaseURL: ts.URL, MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// countingProvider counts calls.
+type countingProvider struct {
+	mu    sync.Mutex
+	calls int
+	p     provider.Provider
+}
+
+func (c *countingProvider) Ask(ctx context.Context, req *provider.Request) (*provider.Result, error) {
+	c.mu.Lock()
+	c.calls++
+	c.mu.Unlock()
+	return c.p.Ask(ctx, req)
+}

@@ -17,6 +17,7 @@ var (
 	reRunID = regexp.MustCompile(`r-\d{8}-\d{6}-[a-z0-9]+`)
 	reStamp = regexp.MustCompile(`\d{4}-\d{2}-\d{2} \d{2}:\d{2}`)
 	reRate  = regexp.MustCompile(`[0-9.]+ items/s`)
+	reDur   = regexp.MustCompile(`(latency|answered in) [0-9.]+(µs|ms|s)`)
 )
 
 // normalize masks what differs between runs of a test (run ids, dates,
@@ -25,6 +26,7 @@ func normalize(s string) string {
 	s = reRunID.ReplaceAllString(s, "r-XXXXXXXX-XXXXXX-xxxxx")
 	s = reStamp.ReplaceAllString(s, "YYYY-MM-DD hh:mm")
 	s = reRate.ReplaceAllString(s, "N items/s")
+	s = reDur.ReplaceAllString(s, "$1 N")
 	lines := strings.Split(s, "\n")
 	for i := range lines {
 		lines[i] = strings.TrimRight(lines[i], " ")

@@ -281,7 +281,18 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.quitting = false
 		return m, cmd
 	case tea.MouseMsg:
-		return m, m.screens[m.active].update(msg)
+		// The wheel scrolls: the design screen scrolls its answer; the
+		// other screens move their cursor as ↑/↓ would.
+		if m.active == screenDesign || m.screens[m.active].capturing() || m.showHelp || m.confirmQuit {
+			return m, m.screens[m.active].update(msg)
+		}
+		switch msg.Button {
+		case tea.MouseButtonWheelUp:
+			return m, m.screens[m.active].update(tea.KeyMsg{Type: tea.KeyUp})
+		case tea.MouseButtonWheelDown:
+			return m, m.screens[m.active].update(tea.KeyMsg{Type: tea.KeyDown})
+		}
+		return m, nil
 	case tea.KeyMsg:
 		// Keys typed faster than the terminal is read arrive as one
 		// message ("2f"); outside a text field each is its own command.

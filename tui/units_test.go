@@ -182,7 +182,7 @@ func TestStateEditorValidates(t *testing.T) {
 		t.Fatalf("valid JSON not accepted:\n%s", v)
 	}
 	drive(m, press(tea.KeyEsc))
-	if got := string(set.State); got != `{"message":"I was charged twice for order A-104","order":"A-104"}` {
+	if got := string(set.State); got != `{"message":"I was charged twice: refund the charges on my invoice for order A-104","order":"A-104"}` {
 		t.Errorf("state = %s", got)
 	}
 	if !m.e.dirty || m.design.focus != paneList {
