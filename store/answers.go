@@ -252,6 +252,26 @@ func (db *DB) ForEachItemResult(ctx context.Context, runID string, fn func(*Item
 	return rows.Err()
 }
 
+// FailedItems returns up to limit of run's failed item × repeats in dataset
+// order, with their error kind and message.
+func (db *DB) FailedItems(ctx context.Context, runID string, limit int) ([]ItemResult, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT item_id, seq, repeat, attempts, err_kind, err_msg FROM item_results
+		WHERE run_id = ? AND err_kind != '' ORDER BY seq, repeat LIMIT ?`, runID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("failed items of run %s: %w", runID, err)
+	}
+	defer rows.Close()
+	var out []ItemResult
+	for rows.Next() {
+		var it ItemResult
+		if err := rows.Scan(&it.ItemID, &it.Seq, &it.Repeat, &it.Attempts, &it.ErrKind, &it.ErrMsg); err != nil {
+			return nil, fmt.Errorf("failed items of run %s: %w", runID, err)
+		}
+		out = append(out, it)
+	}
+	return out, rows.Err()
+}
+
 // ForEachAnswer streams run's answers in dataset order (then question id,
 // then repeat). fn must not keep a after it returns unless it copies it; the
 // Answer it points to is fresh for each call.

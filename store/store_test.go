@@ -181,6 +181,10 @@ func TestSaveItemsRoundTripAndIdempotent(t *testing.T) {
 	if err != nil || len(done) != 3 || !done[ItemKey{"i2", 0}] || done[ItemKey{"i2", 1}] {
 		t.Errorf("DoneItems = %v, %v", done, err)
 	}
+	fails, err := db.FailedItems(ctx, r.ID, 5)
+	if err != nil || len(fails) != 1 || fails[0].ItemID != "i2" || fails[0].ErrKind != "rate_limited" || !strings.Contains(fails[0].ErrMsg, "429") {
+		t.Errorf("FailedItems = %+v, %v", fails, err)
+	}
 	var items []string
 	db.ForEachItemResult(ctx, r.ID, func(it *ItemResult) error { items = append(items, it.ItemID+":"+it.ErrKind); return nil })
 	if strings.Join(items, ",") != "i1:,i2:rate_limited,i3:" {

@@ -575,3 +575,18 @@ func TestEvalWrongKeyAndChangedSetExit2(t *testing.T) {
 		t.Errorf("changed set resume: exit %d\n%s", code, errOut)
 	}
 }
+
+func TestEvalOfflineMissesAreListed(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	setPath, dataPath := writeGenerated(t, dir, 12)
+	code, out, errOut := evalRun(t, "eval", setPath, "--data", dataPath, "--db", filepath.Join(dir, "m.db"), "--offline")
+	if code != 1 || !strings.Contains(errOut, "every item of run") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"12/12 items  12 errors", "failed items (12, first 5):", "  t00000: cache_miss", "12 items have no recorded answer", "12 (cache_miss 12)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -71,7 +71,12 @@ type runReport struct {
 	// Correct counts labelled first-repeat answers that were right, per
 	// question id.
 	Correct map[string]int `json:"-"`
+	// Failed are the first few failed items, for the summary.
+	Failed []store.ItemResult `json:"-"`
 }
+
+// maxFailedShown is how many failed items a summary lists.
+const maxFailedShown = 5
 
 // defaultMetricOptions are the metric settings of eval's and show's
 // summaries (seeded, so a report is reproducible).
@@ -103,6 +108,11 @@ func loadRunReport(ctx context.Context, db *store.DB, run *store.Run, opt metric
 		return nil, err
 	}
 	rep := &runReport{Run: run, Set: set, Correct: map[string]int{}}
+	if run.Errors > 0 {
+		if rep.Failed, err = db.FailedItems(ctx, run.ID, maxFailedShown); err != nil {
+			return nil, err
+		}
+	}
 	for _, e := range set.Questions {
 		o := opt
 		o.Threshold = set.Threshold(e.ID)
@@ -172,6 +182,20 @@ func renderRunReport(w io.Writer, rep *runReport) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", q.ID, q.Type, q.N, q.Answered, acc, fmtEstimate(q.ECE), fmtEstimate(q.Brier), errText)
 	}
 	tw.Flush()
+	if len(rep.Failed) > 0 {
+		fmt.Fprintf(w, "\nfailed items (%d", r.Errors)
+		if r.Errors > len(rep.Failed) {
+			fmt.Fprintf(w, ", first %d", len(rep.Failed))
+		}
+		fmt.Fprintln(w, "):")
+		for _, it := range rep.Failed {
+			rep := ""
+			if r.Repeat > 1 {
+				rep = fmt.Sprintf(" (repeat %d)", it.Repeat)
+			}
+			fmt.Fprintf(w, "  %s%s: %s\n", it.ItemID, rep, firstLine(it.ErrMsg, 160))
+		}
+	}
 	misses := 0
 	for _, q := range rep.Questions {
 		misses = max(misses, q.Errors["cache_miss"])
@@ -233,4 +257,15 @@ func shortPath(p string) string {
 		return filepath.Base(p)
 	}
 	return filepath.Join(dir, filepath.Base(p))
+}
+
+// firstLine returns s's first line, cut to n runes.
+func firstLine(s string, n int) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	if r := []rune(s); len(r) > n {
+		s = string(r[:n]) + "…"
+	}
+	return s
 }
