@@ -172,3 +172,56 @@ func BenchmarkClientStages(b *testing.B) {
 		}
 	})
 }
+
+// cannedRT answers every request with the same body, without a network.
+type cannedRT struct{ body []byte }
+
+func (c cannedRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+	}
+	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: io.NopCloser(bytes.NewReader(c.body)), ContentLength: int64(len(c.body)), Request: r}, nil
+}
+
+// BenchmarkClientCPU is the client's own cost per call with the network
+// replaced by a canned in-memory answer; "raw" is a bare http.Client POST
+// over the same fake transport.
+func BenchmarkClientCPU(b *testing.B) {
+	srv, err := standin.New(standin.Config{Synthetic: true, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := benchRequest(b)
+	body, _ := req.MarshalJSON()
+	rec := httptest.NewRecorder()
+	srv.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, pathSystemOne, bytes.NewReader(body)))
+	rt := cannedRT{body: rec.Body.Bytes()}
+	b.Run("client", func(b *testing.B) {
+		c, err := New(Config{BaseURL: "http://127.0.0.1:1", HTTPClient: &http.Client{Transport: rt}, MaxRetries: -1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if _, err := c.Ask(context.Background(), req); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("raw", func(b *testing.B) {
+		hc := &http.Client{Transport: rt}
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			hreq, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:1/v1/systemone", bytes.NewReader(body))
+			hreq.Header.Set("Content-Type", "application/json")
+			resp, err := hc.Do(hreq)
+			if err != nil {
+				b.Fatal(err)
+			}
+			io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}
+	})
+}

@@ -130,31 +130,45 @@ func validationList(v json.RawMessage) []provider.Detail {
 }
 
 // redactor removes secrets from text that came back from the server: the
-// API key and the request's state (a server may echo either).
+// API key and the request's state (a server may echo either). It does its
+// work only when there is text to clean, so the success path pays nothing.
 type redactor struct {
-	secrets []string
+	key   string
+	state json.RawMessage
 }
 
 func newRedactor(key string, state json.RawMessage) redactor {
-	var r redactor
-	if key != "" {
-		r.secrets = append(r.secrets, key)
+	return redactor{key: key, state: state}
+}
+
+// secrets lists what must never appear: the key, the state as sent, and a
+// string state's text. Secrets shorter than 8 bytes are not searched for
+// (they would match ordinary words).
+func (r redactor) secrets(longest int) []string {
+	var out []string
+	if len(r.key) >= 8 && len(r.key) <= longest {
+		out = append(out, r.key)
 	}
-	if len(state) >= 8 {
-		r.secrets = append(r.secrets, string(state))
-		if state[0] == '"' {
+	if len(r.state) >= 8 {
+		if len(r.state) <= longest {
+			out = append(out, string(r.state))
+		}
+		if r.state[0] == '"' {
 			var s string
-			if json.Unmarshal(state, &s) == nil && len(s) >= 8 {
-				r.secrets = append(r.secrets, s)
+			if json.Unmarshal(r.state, &s) == nil && len(s) >= 8 && len(s) <= longest {
+				out = append(out, s)
 			}
 		}
 	}
-	return r
+	return out
 }
 
 // clean redacts secrets and caps the length of s.
 func (r redactor) clean(s string) string {
-	for _, sec := range r.secrets {
+	if len(s) < 8 {
+		return s
+	}
+	for _, sec := range r.secrets(len(s)) {
 		if strings.Contains(s, sec) {
 			s = strings.ReplaceAll(s, sec, "[redacted]")
 		}
