@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/jevlab/jevlab/provider"
 	yaml "go.yaml.in/yaml/v3"
@@ -254,6 +255,10 @@ func syncNode(old, want *yaml.Node, lv level) *yaml.Node {
 		}
 		if want.Tag != "!!str" {
 			old.Style = 0 // numbers, booleans and null are plain
+		} else if want.Style == yaml.DoubleQuotedStyle {
+			old.Style = yaml.DoubleQuotedStyle // the text is only safe quoted
+		} else if old.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 && !strings.Contains(want.Value, "\n") {
+			old.Style = 0
 		}
 		old.Tag = want.Tag
 		old.Value = want.Value
@@ -368,6 +373,9 @@ func syncMapping(old, want *yaml.Node, lv level) {
 					k = w.k
 				} else {
 					k.Value, k.Tag, k.Style = w.k.Value, "!!str", k.Style&^yaml.TaggedStyle
+					if w.k.Style == yaml.DoubleQuotedStyle {
+						k.Style = yaml.DoubleQuotedStyle
+					}
 				}
 			}
 			result[i] = entry{k, syncNode(olds[j].v, w.v, lv.child(w.k.Value))}

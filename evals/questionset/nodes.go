@@ -363,7 +363,11 @@ func decodeNode(dec *json.Decoder, pt *posTracker, depth int) (*yaml.Node, error
 				if err != nil {
 					return nil, err
 				}
-				n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key, Line: kl, Column: kc}, v)
+				k := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key, Line: kl, Column: kc}
+				if pt == nil && needsDoubleQuotes(key) {
+					k.Style = yaml.DoubleQuotedStyle
+				}
+				n.Content = append(n.Content, k, v)
 			}
 			if _, err := dec.Token(); err != nil {
 				return nil, err
@@ -385,7 +389,11 @@ func decodeNode(dec *json.Decoder, pt *posTracker, depth int) (*yaml.Node, error
 		}
 		return nil, fmt.Errorf("unexpected %v", t)
 	case string:
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: t, Line: line, Column: col}, nil
+		n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: t, Line: line, Column: col}
+		if pt == nil && needsDoubleQuotes(t) {
+			n.Style = yaml.DoubleQuotedStyle
+		}
+		return n, nil
 	case json.Number:
 		tag := "!!int"
 		if strings.ContainsAny(string(t), ".eE") {
@@ -485,4 +493,25 @@ func jsonSyntaxError(data []byte, dec *json.Decoder, err error) error {
 	}
 	line, col := position(data, off)
 	return &Error{Line: line, Col: col, Msg: "invalid JSON: " + err.Error()}
+}
+
+// needsDoubleQuotes reports whether the YAML encoder's own choice for s (a
+// literal block for multi-line text) would not read back as s: lines that
+// start or end with blanks, carriage returns and other control characters
+// are only safe double-quoted.
+func needsDoubleQuotes(s string) bool {
+	for _, r := range s {
+		if r != '\n' && (r < 0x20 || r == 0x7f || r == 0x85 || r == 0x2028 || r == 0x2029 || r == 0xfeff) {
+			return true
+		}
+	}
+	if !strings.Contains(s, "\n") {
+		return false
+	}
+	for _, line := range strings.Split(s, "\n") {
+		if line != "" && (line[0] == ' ' || line[len(line)-1] == ' ') {
+			return true
+		}
+	}
+	return false
 }
