@@ -385,6 +385,14 @@ func (d *designModel) save() tea.Cmd {
 		return nil
 	}
 	path := set.Path
+	if path == "" && d.e.opt.SaveNew != nil {
+		saveNew := d.e.opt.SaveNew
+		d.e.say("saving a copy of the example…")
+		return func() tea.Msg {
+			p, err := saveNew(data)
+			return savedMsg{path: p, data: data, err: err}
+		}
+	}
 	if path == "" {
 		path = defaultSavePath(set)
 	}
@@ -434,13 +442,15 @@ func (d *designModel) update(msg tea.Msg) tea.Cmd {
 			d.e.fail("%v", msg.err)
 			return nil
 		}
+		shown := filepath.Base(msg.path)
 		if d.e.set.Path == "" {
 			d.e.set.Path = msg.path
+			shown = msg.path // a new file: say where
 		}
 		if cur, err := d.e.set.Marshal(); err == nil && bytes.Equal(cur, msg.data) {
 			d.e.dirty = false
 		}
-		d.e.say("saved %s", filepath.Base(msg.path))
+		d.e.say("saved %s", shown)
 		return nil
 	case spinner.TickMsg:
 		if !d.running {

@@ -50,6 +50,11 @@ type Options struct {
 	// Dataset loads the labelled items, asynchronously; nil when the set
 	// names no dataset.
 	Dataset func(ctx context.Context) ([]dataset.Item, error)
+	// SaveNew saves a set that came from no file (the shipped example) and
+	// returns where; SaveNewDesc says where, for the quit prompt. nil: the
+	// set's name as a YAML file in the working directory.
+	SaveNew     func(data []byte) (path string, err error)
+	SaveNewDesc string
 	// RunOnStart asks the working state once at start (free when answers
 	// are cached or replayed).
 	RunOnStart bool
@@ -499,12 +504,15 @@ func (m *Model) fullHelp(w, h int) string {
 
 func (m *Model) quitDialog(w, h int) string {
 	e := m.e
-	path := e.set.Path
-	if path == "" {
+	path := filepath.Base(e.set.Path)
+	switch {
+	case e.set.Path == "" && e.opt.SaveNewDesc != "":
+		path = e.opt.SaveNewDesc
+	case e.set.Path == "":
 		path = defaultSavePath(e.set)
 	}
 	text := fmt.Sprintf("%s has unsaved changes.\n\nSave to %s before quitting?\n\n  y    save and quit\n  n    quit without saving\n  esc  keep working",
-		e.set.Title(), filepath.Base(path))
+		e.set.Title(), path)
 	box := e.st.Dialog.Width(min(60, w-4)).Render(text)
 	return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, box)
 }

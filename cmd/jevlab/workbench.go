@@ -94,6 +94,27 @@ func (a *app) workbench(cmd *cobra.Command, args []string) error {
 			}
 		}
 		opt.RunOnStart = true
+		// Saving the example extracts it, with its data and recordings,
+		// into a new directory, so the saved set lints and replays.
+		example := examples.Dir(examples.DefaultSetName)
+		opt.SaveNewDesc = "./" + example + "/ (a copy of the example with its data)"
+		opt.SaveNew = func(data []byte) (string, error) {
+			dir := example
+			for i := 2; ; i++ {
+				if _, err := os.Stat(dir); os.IsNotExist(err) {
+					break
+				}
+				dir = fmt.Sprintf("%s-%d", example, i)
+			}
+			path, err := examples.Extract(example, dir)
+			if err != nil {
+				return "", err
+			}
+			if err := questionset.WriteFileAtomic(path, data, 0o644); err != nil {
+				return "", fmt.Errorf("save %s: %w", path, err)
+			}
+			return path, nil
+		}
 	}
 	if a.model != "" {
 		opt.Model = a.model
