@@ -3,6 +3,7 @@ package provider
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -290,6 +291,16 @@ type wireProb struct {
 // fastAnswer reads an answer object; ok is false when encoding/json must
 // decide. Probabilities are appended to scratch[:0].
 func fastAnswer(raw []byte, scratch []wireProb) (w wire, ok bool) {
+	w, end, ok := fastAnswerAt(raw, 0, scratch)
+	if !ok || skipWS(raw, end) != len(raw) {
+		return wire{}, false
+	}
+	return w, true
+}
+
+// fastAnswerAt reads the answer object starting at raw[start] (after
+// whitespace) and returns the index past it.
+func fastAnswerAt(raw []byte, start int, scratch []wireProb) (w wire, end int, ok bool) {
 	var seen [6]bool // type, noul, choice, score, confidence, probabilities
 	once := func(i int) bool {
 		if seen[i] {
@@ -309,7 +320,7 @@ func fastAnswer(raw []byte, scratch []wireProb) (w wire, ok bool) {
 		*dst, *has = v, true
 		return end
 	}
-	end, ok := objectLoop(raw, 0, func(key []byte, at int) int {
+	end, ok = objectLoop(raw, start, func(key []byte, at int) int {
 		switch string(key) {
 		case "type":
 			if !once(0) {
@@ -399,10 +410,10 @@ func fastAnswer(raw []byte, scratch []wireProb) (w wire, ok bool) {
 			return scanValue(raw, at, 0)
 		}
 	})
-	if !ok || skipWS(raw, end) != len(raw) {
-		return wire{}, false
+	if !ok {
+		return wire{}, -1, false
 	}
-	return w, true
+	return w, end, true
 }
 
 // wireAnswer is the encoding/json shape of an answer, for the slow path;
@@ -459,3 +470,232 @@ func slowAnswer(raw []byte) (wire, error) {
 // ValidJSON reports whether v is one valid JSON value, exactly as json.Valid
 // does, usually faster.
 func ValidJSON(v []byte) bool { return fastValid(v) || json.Valid(v) }
+
+// DecodeError says a response body is not a System One answer body at all.
+type DecodeError struct{ Err error }
+
+func (e *DecodeError) Error() string {
+	return "the response is not a System One answer body: " + e.Err.Error()
+}
+
+// Unwrap returns the JSON error.
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// CheckResponse decodes a /v1/systemone response body and checks it against
+// req: the same outcome as DecodeResponse followed by Check, in one pass
+// over the body. It fills the Result's Model, Answers and Usage. A body that
+// does not decode gives a *DecodeError, a broken answer a *CheckError.
+// Answers' Raw alias body.
+func CheckResponse(req *Request, body []byte) (*Result, error) {
+	if res, err, ok := fastCheckResponse(req, body); ok {
+		return res, err
+	}
+	resp, err := DecodeResponse(body)
+	if err != nil {
+		return nil, &DecodeError{Err: err}
+	}
+	answers, err := Check(req, resp)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Model: resp.Model, Answers: answers, Usage: resp.Usage}, nil
+}
+
+// fastCheckResponse is CheckResponse in one pass; ok is false when the
+// two-step path must decide.
+func fastCheckResponse(req *Request, body []byte) (res *Result, err error, ok bool) {
+	qs := req.Questions
+	n := len(qs)
+	out := make([]Answer, n)
+	var smallErrs [16][]error
+	errs := smallErrs[:0]
+	if n <= len(smallErrs) {
+		errs = smallErrs[:n]
+	} else {
+		errs = make([][]error, n)
+	}
+	var smallFound [16]bool
+	found := smallFound[:0]
+	if n <= len(smallFound) {
+		found = smallFound[:n]
+	} else {
+		found = make([]bool, n)
+	}
+	total := 0
+	for i := range qs {
+		if t := qs[i].Question.Type; t == Choice || t == Score {
+			total += qs[i].Question.Size()
+		}
+	}
+	back := make([]float64, total)
+	offs := make([]int, n) // each question's place in back
+	for i, o := 0, 0; i < n; i++ {
+		offs[i] = o
+		if t := qs[i].Question.Type; t == Choice || t == Score {
+			o += qs[i].Question.Size()
+		}
+	}
+	var scratch []wireProb
+	var byID map[string]int
+	next := 0 // answers usually come in question order
+	lookup := func(id []byte) int {
+		if next < n && qs[next].ID == string(id) {
+			return next
+		}
+		if n <= 16 {
+			for i := range qs {
+				if qs[i].ID == string(id) {
+					return i
+				}
+			}
+			return -1
+		}
+		if byID == nil {
+			byID = make(map[string]int, n)
+			for i := range qs {
+				byID[qs[i].ID] = i
+			}
+		}
+		if i, ok := byID[string(id)]; ok {
+			return i
+		}
+		return -1
+	}
+	var model string
+	var usage Usage
+	var seenModel, seenAnswers, seenUsage bool
+	end, ok := objectLoop(body, 0, func(key []byte, at int) int {
+		switch string(key) {
+		case "model":
+			if seenModel {
+				return -1
+			}
+			seenModel = true
+			if isNullAt(body, at) {
+				return at + 4
+			}
+			s, end, ok := plainString(body, at)
+			if !ok {
+				return -1
+			}
+			model = string(s)
+			return end
+		case "usage":
+			if seenUsage {
+				return -1
+			}
+			seenUsage = true
+			if isNullAt(body, at) {
+				return at + 4
+			}
+			return usageAt(body, at, &usage)
+		case "answers":
+			if seenAnswers {
+				return -1
+			}
+			seenAnswers = true
+			if isNullAt(body, at) {
+				return at + 4
+			}
+			end, ok := objectLoop(body, at, func(id []byte, at int) int {
+				i := lookup(id)
+				if i < 0 { // not asked: dropped, but it must still be JSON
+					return scanValue(body, at, 0)
+				}
+				if found[i] {
+					return -1 // a repeated id: encoding/json keeps the last
+				}
+				found[i] = true
+				next = i + 1
+				q := &qs[i].Question
+				if sz := q.Size(); cap(scratch) < sz {
+					scratch = make([]wireProb, 0, max(sz, 32))
+				}
+				w, end, ok := fastAnswerAt(body, at, scratch)
+				if !ok {
+					return -1
+				}
+				if t := q.Type; t == Choice || t == Score {
+					sz := q.Size()
+					w.dst = back[offs[i] : offs[i]+sz : offs[i]+sz]
+				}
+				raw := json.RawMessage(body[skipWS(body, at):end:end])
+				a, es, again := checkWire(qs[i].ID, q, raw, &w)
+				if again {
+					return -1
+				}
+				out[i], errs[i] = a, es
+				return end
+			})
+			if !ok {
+				return -1
+			}
+			return end
+		default:
+			if foldsTo(key, "model", "answers", "usage") {
+				return -1
+			}
+			return scanValue(body, at, 0)
+		}
+	})
+	if !ok || skipWS(body, end) != len(body) {
+		return nil, nil, false
+	}
+	var probs []error
+	for i := range qs {
+		if !found[i] {
+			probs = append(probs, &QuestionError{ID: qs[i].ID, Err: fmt.Errorf("no answer")})
+			continue
+		}
+		for _, e := range errs[i] {
+			probs = append(probs, &QuestionError{ID: qs[i].ID, Err: e})
+		}
+		out[i].Provenance.Model = model
+	}
+	if len(probs) > 0 {
+		return nil, &CheckError{Problems: probs}, true
+	}
+	return &Result{Model: model, Answers: out, Usage: usage}, nil, true
+}
+
+// usageAt reads the usage object at data[at] into u, as encoding/json would.
+func usageAt(data []byte, at int, u *Usage) int {
+	var seenIn, seenOut bool
+	end, ok := objectLoop(data, at, func(key []byte, at int) int {
+		var dst *int64
+		switch string(key) {
+		case "input_tokens":
+			if seenIn {
+				return -1
+			}
+			seenIn, dst = true, &u.InputTokens
+		case "output_tokens":
+			if seenOut {
+				return -1
+			}
+			seenOut, dst = true, &u.OutputTokens
+		default:
+			if foldsTo(key, "input_tokens", "output_tokens") {
+				return -1
+			}
+			return scanValue(data, at, 0)
+		}
+		if isNullAt(data, at) {
+			return at + 4
+		}
+		end := numberEnd(data, at)
+		if end < 0 {
+			return -1
+		}
+		v, err := strconv.ParseInt(string(data[at:end]), 10, 64)
+		if err != nil {
+			return -1
+		}
+		*dst = v
+		return end
+	})
+	if !ok {
+		return -1
+	}
+	return end
+}

@@ -135,6 +135,10 @@ func KindOf(err error) ErrorKind {
 	if errors.As(err, &ce) {
 		return KindMalformed
 	}
+	var de *DecodeError
+	if errors.As(err, &de) {
+		return KindMalformed
+	}
 	if errors.Is(err, errCanceled) {
 		return KindCanceled
 	}

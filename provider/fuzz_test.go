@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/jevlab/jevlab/internal/testutil"
@@ -179,6 +180,20 @@ func FuzzCheck(f *testing.F) {
 			}
 		}
 		ans, err := Check(&req, &resp)
+		// The one-pass path agrees with the two steps.
+		if res, err1 := CheckResponse(&req, respData); (err1 == nil) != (err == nil) {
+			t.Fatalf("CheckResponse error %v, Check error %v", err1, err)
+		} else if err1 == nil {
+			a, _ := json.Marshal(ans)
+			b, _ := json.Marshal(res.Answers)
+			if !bytes.Equal(a, b) || res.Model != resp.Model || res.Usage != resp.Usage {
+				t.Fatalf("CheckResponse %s\nCheck %s", b, a)
+			}
+		} else if err1.Error() != err.Error() && !strings.Contains(err.Error(), "has \"") {
+			// Same problems in the same order (extra-key messages aside,
+			// whose order follows a map in the slow path).
+			t.Fatalf("CheckResponse error %v\nCheck error %v", err1, err)
+		}
 		if err != nil {
 			if ans != nil || KindOf(err) != KindMalformed {
 				t.Fatalf("error %v with answers %v (kind %q)", err, ans, KindOf(err))

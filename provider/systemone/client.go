@@ -243,34 +243,30 @@ func (c *Client) Ask(ctx context.Context, req *provider.Request) (*provider.Resu
 		return &provider.Error{Kind: provider.KindMalformed, Status: at.status, Message: red.clean(msg),
 			RequestID: at.requestID, Attempts: at.attempts, Err: cause}
 	}
-	resp, err := provider.DecodeResponse(at.body)
+	res, err := provider.CheckResponse(req, at.body)
 	if err != nil {
-		return nil, malformed("the response is not a System One answer body: "+err.Error(), nil)
-	}
-	answers, err := provider.Check(req, resp)
-	if err != nil {
-		return nil, malformed(err.Error(), err)
+		var ce *provider.CheckError
+		if errors.As(err, &ce) {
+			return nil, malformed(err.Error(), err)
+		}
+		return nil, malformed(err.Error(), nil)
 	}
 	recorded := c.now().UTC()
-	for i := range answers {
-		answers[i].Provenance = provider.Provenance{Source: provider.SourceLive, Model: resp.Model, RecordedAt: recorded}
+	for i := range res.Answers {
+		res.Answers[i].Provenance = provider.Provenance{Source: provider.SourceLive, Model: res.Model, RecordedAt: recorded}
 	}
 	latencyMS := float64(at.latency.Microseconds()) / 1000
-	return &provider.Result{
-		Model:     resp.Model,
-		Answers:   answers,
-		Usage:     resp.Usage,
-		CostUSD:   provider.Cost(resp.Usage, c.price),
-		Latency:   at.latency,
-		RequestID: at.requestID,
-		Attempts:  at.attempts,
-		Exchanges: []provider.Exchange{{
-			Request:    body,
-			Response:   oneLine(at.body),
-			LatencyMS:  latencyMS,
-			RecordedAt: recorded.Format(time.RFC3339Nano),
-		}},
-	}, nil
+	res.CostUSD = provider.Cost(res.Usage, c.price)
+	res.Latency = at.latency
+	res.RequestID = at.requestID
+	res.Attempts = at.attempts
+	res.Exchanges = []provider.Exchange{{
+		Request:    body,
+		Response:   oneLine(at.body),
+		LatencyMS:  latencyMS,
+		RecordedAt: recorded.Format(time.RFC3339Nano),
+	}}
+	return res, nil
 }
 
 // oneLine returns body compacted when it spans lines, so an exchange can be
