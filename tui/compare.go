@@ -34,6 +34,7 @@ type compareModel struct {
 	cursor  int
 	open    bool
 	head    []string // drawn summary
+	fl      []string // drawn flipped-item rows
 	detail  []string // drawn side-by-side item
 	scroll  int
 	pending compareMsg
@@ -184,6 +185,10 @@ func (m *compareModel) draw() {
 	}
 	l = append(l, "", st.Focused.Render(fit(fmt.Sprintf(" Flipped items (%d), ranked by the shift in the true label's probability — enter opens", len(m.flips)), w)))
 	m.head = l
+	m.fl = m.fl[:0]
+	for _, f := range m.flips {
+		m.fl = append(m.fl, m.flipLine(f, w))
+	}
 }
 
 func (m *compareModel) flipLine(f flipRow, w int) string {
@@ -252,8 +257,8 @@ func (m *compareModel) view(w, h int) string {
 	if m.cursor >= room {
 		top = m.cursor - room + 1
 	}
-	for i := top; i < len(m.flips) && i < top+room; i++ {
-		row := m.flipLine(m.flips[i], w)
+	for i := top; i < len(m.fl) && i < top+room; i++ {
+		row := m.fl[i]
 		if i == m.cursor {
 			row = st.Selected.Render(stripForSelect(row))
 		}

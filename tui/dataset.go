@@ -169,7 +169,7 @@ func (m *datasetModel) rebuild() {
 		conf := ""
 		for _, id := range ids {
 			if l, ok := it.Labels[id]; ok {
-				labs = append(labs, l.Text)
+				labs = append(labs, m.labelShort(id, l))
 			}
 			switch m.correct(it, id) {
 			case 1:
@@ -198,6 +198,15 @@ func (m *datasetModel) rebuild() {
 	if m.open {
 		m.drawDetail()
 	}
+}
+
+// labelShort is a label as the list shows it: a score level by its index
+// (its text is in the item's detail), other labels by their text.
+func (m *datasetModel) labelShort(id string, l dataset.Label) string {
+	if q, ok := m.e.set.Questions.Get(id); ok && q.Type == provider.Score && l.Index >= 0 {
+		return fmt.Sprintf("L%d", l.Index)
+	}
+	return l.Text
 }
 
 // keep applies the f filter.
