@@ -200,8 +200,8 @@ func (m *evalModel) key(msg tea.KeyMsg) tea.Cmd {
 		return m.start("")
 	case key.Matches(msg, k.Resume):
 		if m.lastRun == "" {
-			m.e.say("nothing to resume")
-			return nil
+			// A run interrupted in an earlier session: the newest stored.
+			return m.start("latest")
 		}
 		return m.start(m.lastRun)
 	case key.Matches(msg, k.Cancel), key.Matches(msg, k.Back) && m.running:

@@ -232,3 +232,18 @@ func TestHelpAndResize(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpScreen: ? on the design screen lists every key in context.
+func TestHelpScreen(t *testing.T) {
+	for _, sz := range sizes {
+		t.Run(sz.name, func(t *testing.T) {
+			m, _, _ := newTriage(t)
+			tm := startTM(t, m, sz.w, sz.h)
+			waitFor(t, tm, "Questions (3)")
+			tm.Type("?")
+			waitFor(t, tm, "Keys — design screen")
+			_, view := finish(t, tm)
+			golden.RequireEqual(t, []byte(normalize(view)))
+		})
+	}
+}
