@@ -138,25 +138,17 @@ func checkWire(id string, q *Question, raw json.RawMessage, w *wire) (a Answer, 
 		} else {
 			a.Choice = q.Options[i].Label
 		}
-		// Keys out of position are looked up linearly, or in a map built on
-		// first need for long option lists.
-		var byLabel map[string]int
+		// Keys out of position are looked up linearly for short option
+		// lists, else in an open-addressed table built on first need.
+		var tab *labelTable
 		index := func(k []byte) int {
-			if len(q.Options) <= 64 {
+			if len(q.Options) <= 8 || len(q.Options) > 255 {
 				return q.labelIndex(k)
 			}
-			if byLabel == nil {
-				byLabel = make(map[string]int, len(q.Options))
-				for i := range q.Options {
-					if _, dup := byLabel[q.Options[i].Label]; !dup {
-						byLabel[q.Options[i].Label] = i
-					}
-				}
+			if tab == nil {
+				tab = newLabelTable(q)
 			}
-			if i, ok := byLabel[string(k)]; ok {
-				return i
-			}
-			return -1
+			return tab.find(q, k)
 		}
 		var dup bool
 		a.Probs, dup = distribution(w, len(q.Options), index, func(i int) string { return q.Options[i].Label }, bad)
@@ -289,4 +281,57 @@ func distribution(w *wire, n int, index func([]byte) int, name func(int) string,
 		}
 	}
 	return out, false
+}
+
+// labelTable finds an option by label: open addressing over a cheap hash of
+// the label's length and a few of its bytes, sized for at most 255 options.
+type labelTable struct {
+	mask  uint32
+	slots [512]uint8 // option index + 1; 0 is empty
+}
+
+func labelHash(b string) uint32 {
+	n := len(b)
+	h := uint32(n) * 0x9e3779b1
+	if n > 0 {
+		h ^= uint32(b[0])*0x85ebca6b ^ uint32(b[n-1])*0xc2b2ae35 ^ uint32(b[n/2])*0x27d4eb2f
+		if n > 2 {
+			h ^= uint32(b[n-2]) * 0x165667b1
+		}
+	}
+	return h ^ h>>15
+}
+
+func newLabelTable(q *Question) *labelTable {
+	t := &labelTable{mask: 511}
+	for size := uint32(32); size < 512; size *= 2 {
+		if int(size) >= 2*len(q.Options) {
+			t.mask = size - 1
+			break
+		}
+	}
+	for i := range q.Options {
+		h := labelHash(q.Options[i].Label) & t.mask
+		for t.slots[h] != 0 {
+			h = (h + 1) & t.mask
+		}
+		if i < 255 {
+			t.slots[h] = uint8(i + 1)
+		}
+	}
+	return t
+}
+
+// find returns the first option labelled k, or -1.
+func (t *labelTable) find(q *Question, k []byte) int {
+	h := labelHash(string(k)) & t.mask
+	best := -1
+	for t.slots[h] != 0 {
+		i := int(t.slots[h]) - 1
+		if q.Options[i].Label == string(k) && (best < 0 || i < best) {
+			best = i
+		}
+		h = (h + 1) & t.mask
+	}
+	return best
 }

@@ -249,3 +249,23 @@ func TestShortDecimalMatchesParseFloat(t *testing.T) {
 		}
 	}
 }
+
+func TestLabelTableFindsEveryOption(t *testing.T) {
+	for _, n := range []int{9, 22, 77, 255} {
+		q := &Question{Type: Choice}
+		for i := 0; i < n; i++ {
+			q.Options = append(q.Options, Option{Label: strconv.Itoa(i) + "_x"})
+		}
+		tab := newLabelTable(q)
+		for i := 0; i < n; i++ {
+			if got := tab.find(q, []byte(q.Options[i].Label)); got != i {
+				t.Fatalf("n=%d: %q found at %d", n, q.Options[i].Label, got)
+			}
+		}
+		for _, miss := range []string{"", "x", "0_y", "1000_x"} {
+			if got := tab.find(q, []byte(miss)); got != -1 {
+				t.Fatalf("n=%d: %q found at %d", n, miss, got)
+			}
+		}
+	}
+}
