@@ -899,6 +899,28 @@ func (d *designModel) checkState() {
 	}
 }
 
+// commitOpen applies the open text field or state editor (for ctrl+s
+// inside one): true when nothing is open or the edit applied, false (with
+// the reason shown) when its content is invalid.
+func (d *designModel) commitOpen() bool {
+	switch {
+	case d.focus == paneState:
+		if _, err := d.stateValue(); err != nil {
+			d.stErr = err.Error() + " — fix it before saving"
+			return false
+		}
+		d.stateKey(tea.KeyMsg{Type: tea.KeyEsc})
+		return d.focus != paneState
+	case d.edInput:
+		if err := d.applyInput(); err != nil {
+			d.edErr = err.Error() + " — fix it before saving"
+			return false
+		}
+		d.closeInput()
+	}
+	return true
+}
+
 func (d *designModel) stateKey(msg tea.KeyMsg) tea.Cmd {
 	if key.Matches(msg, d.e.keys.Back) {
 		v, err := d.stateValue()

@@ -331,6 +331,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			}
 			return m, nil
 		}
+		if key.Matches(msg, k.Save) && m.active == screenDesign && m.design.capturing() {
+			// ctrl+s inside an editor applies the edit, then saves.
+			if m.design.commitOpen() {
+				return m, m.design.save()
+			}
+			return m, nil
+		}
 		if !m.screens[m.active].capturing() {
 			switch {
 			case key.Matches(msg, k.Quit):

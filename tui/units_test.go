@@ -200,3 +200,21 @@ func TestFastKeys(t *testing.T) {
 		t.Errorf("screen %d, filter %d after \"2f\"", m.active, m.screens[screenDataset].(*datasetModel).filter)
 	}
 }
+
+// TestSaveFromEditor: ctrl+s inside the state editor applies the edit and
+// saves; with invalid JSON it refuses and keeps the editor open.
+func TestSaveFromEditor(t *testing.T) {
+	m, set, _ := newTriage(t)
+	drive(m, tea.WindowSizeMsg{Width: 80, Height: 24})
+	drive(m, keys("s")...)
+	drive(m, keys(",")...)
+	drive(m, press(tea.KeyCtrlS))
+	if m.design.focus != paneState || !strings.Contains(m.View(), "before saving") {
+		t.Fatalf("invalid state saved:\n%s", m.View())
+	}
+	drive(m, press(tea.KeyBackspace), press(tea.KeyCtrlS))
+	if m.design.focus == paneState || m.e.dirty {
+		t.Fatalf("ctrl+s in the editor did not apply and save (dirty %v)", m.e.dirty)
+	}
+	_ = set
+}
