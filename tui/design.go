@@ -966,11 +966,11 @@ func (d *designModel) help() helpMap {
 	var short []key.Binding
 	switch {
 	case d.focus == paneState:
-		short = []key.Binding{withHelp(k.Back, "esc", "apply")}
+		short = []key.Binding{withHelp(k.Back, "esc", "apply"), withHelp(k.Save, "ctrl+s", "apply & save")}
 	case d.edInput && (d.edKind == editRename || d.edKind == editThreshold):
-		short = []key.Binding{withHelp(k.Accept, "enter", "apply"), withHelp(k.Back, "esc", "apply")}
+		short = []key.Binding{withHelp(k.Accept, "enter", "apply"), withHelp(k.Back, "esc", "apply"), withHelp(k.Save, "ctrl+s", "apply & save")}
 	case d.edInput:
-		short = []key.Binding{withHelp(k.Back, "esc", "apply"), k.AsJSON}
+		short = []key.Binding{withHelp(k.Back, "esc", "apply"), k.AsJSON, withHelp(k.Save, "ctrl+s", "apply & save")}
 	case d.focus == paneEditor:
 		short = []key.Binding{k.Up, k.Down, withHelp(k.Open, "enter", "edit"), k.Add, k.Delete, k.Rename, k.MoveUp, k.MoveDown, k.Type, k.Run, k.Save, k.Back}
 	case d.focus == paneChart:
