@@ -30,7 +30,7 @@ func benchRequest(tb testing.TB) *provider.Request {
 				b.WriteByte(',')
 			}
 			w := words[i%len(words)]
-			fmt.Fprintf(&b, `"%s_%d":"Messages about %s, case %d."`, w, i, w, i)
+			fmt.Fprintf(&b, `"%s_%d":"Messages about %s and related questions, case %d."`, w, i, w, i)
 		}
 		b.WriteString(`}},`)
 	}
