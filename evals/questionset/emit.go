@@ -253,11 +253,19 @@ func syncNode(old, want *yaml.Node, lv level) *yaml.Node {
 		if old.Tag != want.Tag || old.Style&(yaml.TaggedStyle) != 0 {
 			old.Style &^= yaml.TaggedStyle
 		}
-		if want.Tag != "!!str" {
+		// Keep the old quoting where the encoder writes it faithfully:
+		// quotes for one line, a literal block or double quotes for several.
+		// A folded block (which the encoder mis-writes with trailing
+		// newlines) or a block for one line gives way to the default.
+		multi := strings.Contains(want.Value, "\n")
+		switch {
+		case want.Tag != "!!str":
 			old.Style = 0 // numbers, booleans and null are plain
-		} else if want.Style == yaml.DoubleQuotedStyle {
+		case want.Style == yaml.DoubleQuotedStyle:
 			old.Style = yaml.DoubleQuotedStyle // the text is only safe quoted
-		} else if old.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 && !strings.Contains(want.Value, "\n") {
+		case multi && old.Style&(yaml.LiteralStyle|yaml.DoubleQuotedStyle) == 0:
+			old.Style = 0
+		case !multi && old.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0:
 			old.Style = 0
 		}
 		old.Tag = want.Tag

@@ -90,3 +90,68 @@ func FuzzEmitText(f *testing.F) {
 func labelOK(s string) bool {
 	return s != "" && strings.TrimSpace(s) == s && !strings.ContainsFunc(s, unicode.IsControl)
 }
+
+// styledSet has text in every YAML scalar style, for FuzzEditText.
+const styledSet = `questions:
+  plain:
+    type: choice
+    instructions: plain words
+    criteria:
+      single: 'single quoted'
+      double: "double quoted"
+      flow: {x: [a, 'b', "c"]}
+  lit:
+    type: score
+    instructions: |
+      literal
+      block
+    criteria:
+      - >
+        folded
+        block
+      - plain level
+      - 'quoted level'
+`
+
+// FuzzEditText: replacing text written in any YAML style with any text
+// saves a file that loads back to the edited set.
+func FuzzEditText(f *testing.F) {
+	for _, s := range []string{"", "x", "two\nlines", "\ttab\n", " lead\n", "trail \nx", "'", "\"", "a\r\nb", "#", "- x", "é\n\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		if !utf8.ValidString(text) {
+			return
+		}
+		s, err := Parse("s.yaml", []byte(styledSet))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := provider.String(text)
+		must := func(err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		must(s.SetInstructions("plain", v))
+		must(s.SetInstructions("lit", v))
+		must(s.SetOptionDescription("plain", "single", v))
+		must(s.SetOptionDescription("plain", "double", v))
+		must(s.SetLevel("lit", 0, v))
+		must(s.SetLevel("lit", 2, v))
+		if labelOK(text) && text != "double" && text != "flow" {
+			must(s.RenameOption("plain", "single", text))
+		}
+		out, err := s.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := Parse("s.yaml", out)
+		if err != nil {
+			t.Fatalf("edited file does not load: %v\n%s", err, out)
+		}
+		if !bytes.Equal(back.canonicalJSON(), s.canonicalJSON()) {
+			t.Fatalf("edited file loads differently:\n got %s\nwant %s\n%s", back.canonicalJSON(), s.canonicalJSON(), out)
+		}
+	})
+}
