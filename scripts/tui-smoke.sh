@@ -85,12 +85,26 @@ expect "saved questions.yaml"
 grep -q "unclear:" "$SET" || fail "saved file lacks the renamed option"
 if screen | grep -qF "● unsaved"; then fail "still marked unsaved after saving"; fi
 
-# Quit. (A pause after Escape, or the terminal reads Escape q as alt+q.)
+# The other screens: the dataset, an evaluation (the edited question has
+# no recordings offline, so its answers fail and are counted), the runs.
 keys Escape
+expect "▌Questions"
+keys 2
+expect "Items 10 of 10"
+keys 3
+expect "r evaluates the working set over 10 items"
+keys r
+expect "Metrics of run" 20
+expect "10/10 items"
+keys 4
+expect "Runs 1 of 1"
+
+# Quit. (A pause after Escape, or the terminal reads Escape q as alt+q.)
+keys 1
 expect "▌Questions"
 keys q
 expect "EXITED 0"
 if "$BIN" --help 2>/dev/null | grep -qE "^  lint( |$)"; then
 	"$BIN" lint "$SET" >/dev/null 2>&1 || { "$BIN" lint "$SET" >&2 || true; fail "jevlab lint rejects the saved file"; }
 fi
-echo "tui-smoke: ok (open answer, edit option, run, save, quit at 80x24)"
+echo "tui-smoke: ok (open answer, edit option, run, save, dataset, evaluate, runs, quit at 80x24)"

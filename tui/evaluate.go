@@ -144,6 +144,9 @@ func (m *evalModel) analyze(runID string) tea.Cmd {
 
 func (m *evalModel) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
+	case datasetLoadedMsg:
+		m.draw() // the item count in the prompt
+		return nil
 	case evalProgressMsg:
 		m.progress = msg.p
 		if msg.p.RunID != "" {
