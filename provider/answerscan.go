@@ -620,11 +620,11 @@ func fastCheckResponse(req *Request, body []byte) (res *Result, err error, ok bo
 					w.dst = back[offs[i] : offs[i]+sz : offs[i]+sz]
 				}
 				raw := json.RawMessage(body[skipWS(body, at):end:end])
-				a, es, again := checkWire(qs[i].ID, q, raw, &w)
+				es, again := checkWire(qs[i].ID, q, raw, &w, &out[i])
 				if again {
 					return -1
 				}
-				out[i], errs[i] = a, es
+				errs[i] = es
 				return end
 			})
 			if !ok {

@@ -84,8 +84,9 @@ func checkOne(id string, q *Question, raw json.RawMessage) (Answer, []error) {
 func checkOneScratch(id string, q *Question, raw json.RawMessage, scratch []wireProb, dst []float64) (Answer, []error) {
 	w, ok := fastAnswer(raw, scratch)
 	w.dst = dst
+	var a Answer
 	if ok {
-		a, errs, again := checkWire(id, q, raw, &w)
+		errs, again := checkWire(id, q, raw, &w, &a)
 		if !again {
 			return a, errs
 		}
@@ -95,22 +96,24 @@ func checkOneScratch(id string, q *Question, raw json.RawMessage, scratch []wire
 	if err != nil {
 		return Answer{}, []error{&FieldError{Field: "answer", Msg: "not a JSON object of the answer shape: " + err.Error()}}
 	}
-	a, errs, _ := checkWire(id, q, raw, &w)
+	errs, _ := checkWire(id, q, raw, &w, &a)
 	return a, errs
 }
 
-// checkWire checks one read answer. again is true when the fast reading met
+// checkWire checks one read answer into *a (left zero on any problem).
+// again is true when the fast reading met
 // something only encoding/json may decide (a repeated probabilities key).
-func checkWire(id string, q *Question, raw json.RawMessage, w *wire) (a Answer, errs []error, again bool) {
+func checkWire(id string, q *Question, raw json.RawMessage, w *wire, a *Answer) (errs []error, again bool) {
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
 	}
-	a = Answer{ID: id, Type: q.Type, Raw: raw}
+	*a = Answer{ID: id, Type: q.Type, Raw: raw}
 	if !w.hasType {
 		bad("type", "missing")
 	} else if QuestionType(w.typ) != q.Type {
 		bad("type", "is %q but the question is a %s", w.typ, q.Type)
-		return Answer{}, errs, false
+		*a = Answer{}
+		return errs, false
 	}
 	unit := func(field string, v float64) {
 		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > 1 {
@@ -139,10 +142,11 @@ func checkWire(id string, q *Question, raw json.RawMessage, w *wire) (a Answer, 
 			a.Choice = q.Options[i].Label
 		}
 		// Keys out of position are looked up linearly for short option
-		// lists, else in an open-addressed table built on first need.
+		// lists (faster up to about 48), else in an open-addressed table
+		// built on first need.
 		var tab *labelTable
 		index := func(k []byte) int {
-			if len(q.Options) <= 8 || len(q.Options) > 255 {
+			if len(q.Options) <= 48 || len(q.Options) > 255 {
 				return q.labelIndex(k)
 			}
 			if tab == nil {
@@ -153,7 +157,8 @@ func checkWire(id string, q *Question, raw json.RawMessage, w *wire) (a Answer, 
 		var dup bool
 		a.Probs, dup = distribution(w, len(q.Options), index, func(i int) string { return q.Options[i].Label }, bad)
 		if dup {
-			return Answer{}, nil, true
+			*a = Answer{}
+			return nil, true
 		}
 	case Score:
 		n := len(q.Levels)
@@ -167,13 +172,15 @@ func checkWire(id string, q *Question, raw json.RawMessage, w *wire) (a Answer, 
 		var dup bool
 		a.Probs, dup = distribution(w, n, func(k []byte) int { return levelIndex(k, n) }, strconv.Itoa, bad)
 		if dup {
-			return Answer{}, nil, true
+			*a = Answer{}
+			return nil, true
 		}
 	}
 	if len(errs) > 0 {
-		return Answer{}, errs, false
+		*a = Answer{}
+		return errs, false
 	}
-	return a, nil, false
+	return nil, false
 }
 
 func optionIndexBytes(q *Question, label []byte) int {

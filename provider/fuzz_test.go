@@ -166,7 +166,7 @@ func FuzzCheck(f *testing.F) {
 			if serr != nil {
 				serrs = []error{serr}
 			} else {
-				sa, serrs, _ = checkWire(e.ID, &e.Question, raw, &sw)
+				serrs, _ = checkWire(e.ID, &e.Question, raw, &sw, &sa)
 			}
 			if (len(ferrs) == 0) != (len(serrs) == 0) {
 				t.Fatalf("question %q: fast errors %v, slow errors %v\n%s", e.ID, ferrs, serrs, raw)
