@@ -456,9 +456,19 @@ func (m *evalModel) confusion(rep *metrics.QuestionReport, w int) []string {
 		}
 		return fmt.Sprint(i)
 	}
+	colName := func(i int) string {
+		if rep.Type == provider.Score {
+			return fmt.Sprintf("L%d", i)
+		}
+		return truncID(name(i), 4)
+	}
+	if rep.Type == provider.Score {
+		base := name
+		name = func(i int) string { return fmt.Sprintf("L%d %s", i, base(i)) }
+	}
 	head := " " + strings.Repeat(" ", labelW) + " "
 	for _, j := range shown {
-		head += fmt.Sprintf("%5s", truncID(name(j), 4))
+		head += fmt.Sprintf("%5s", colName(j))
 	}
 	l = append(l, st.Muted.Render(fit(head, w)))
 	for _, i := range shown {
