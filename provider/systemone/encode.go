@@ -3,6 +3,7 @@ package systemone
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"sync"
 
 	"github.com/jevlab/jevlab/provider"
@@ -23,6 +24,30 @@ type encoder struct {
 	limits provider.Limits
 	mu     sync.Mutex
 	m      map[*provider.Question]*qentry
+	last   *lastBody // the last body built, reused for an identical request
+}
+
+// lastBody remembers one encoded request: a request with the same model,
+// state bytes, ids and cache entries has the same body. Bodies are never
+// modified after they are built, so sharing one is safe.
+type lastBody struct {
+	model string
+	state []byte // private copy
+	ids   []string
+	ents  []*qentry
+	body  []byte
+}
+
+func (l *lastBody) matches(req *provider.Request, ents []*qentry) bool {
+	if l == nil || l.model != req.Model || len(l.ents) != len(ents) || !bytes.Equal(l.state, req.State) {
+		return false
+	}
+	for i := range ents {
+		if l.ents[i] != ents[i] || l.ids[i] != req.Questions[i].ID {
+			return false
+		}
+	}
+	return true
 }
 
 type qentry struct {
@@ -34,11 +59,11 @@ func newEncoder(lim provider.Limits) *encoder {
 	return &encoder{limits: lim, m: make(map[*provider.Question]*qentry)}
 }
 
-// encode validates req and returns its wire body (a new slice the caller
-// owns).
+// encode validates req and returns its wire body. The body may be shared
+// with earlier calls and must not be modified.
 func (e *encoder) encode(req *provider.Request) ([]byte, error) {
 	n := len(req.Questions)
-	if req.Model == "" || n == 0 || !stateOK(req.State) || dupIDs(req.Questions) {
+	if req.Model == "" || n == 0 || dupIDs(req.Questions) {
 		return e.slow(req)
 	}
 	var small [16]*qentry
@@ -55,7 +80,14 @@ func (e *encoder) encode(req *provider.Request) ([]byte, error) {
 		}
 		ents = append(ents, ent)
 	}
+	last := e.last
 	e.mu.Unlock()
+	if len(ents) == n && last.matches(req, ents) {
+		return last.body, nil // the state was validated when this body was built
+	}
+	if !stateOK(req.State) {
+		return e.slow(req)
+	}
 	if len(ents) < n {
 		if err := req.ValidateWith(e.limits); err != nil {
 			return nil, err
@@ -107,6 +139,13 @@ func (e *encoder) encode(req *provider.Request) ([]byte, error) {
 		b = append(b, ent.json...)
 	}
 	b = append(b, "}}"...)
+	memo := &lastBody{model: req.Model, state: bytes.Clone(req.State), ids: make([]string, n), ents: slices.Clone(ents), body: b}
+	for i := range req.Questions {
+		memo.ids[i] = req.Questions[i].ID
+	}
+	e.mu.Lock()
+	e.last = memo
+	e.mu.Unlock()
 	return b, nil
 }
 

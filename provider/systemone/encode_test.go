@@ -77,14 +77,20 @@ func TestEncoderSeesInPlaceEdits(t *testing.T) {
 		{"type", func(r *provider.Request) { r.Questions[0].Question.Type = "yesno" }, `question "urgent": type`},
 		{"duplicate id", func(r *provider.Request) { r.Questions[2].ID = "urgent" }, `question "urgent": id: duplicate question id`},
 		{"state", func(r *provider.Request) { r.State = json.RawMessage(`7`) }, `state: must be a string, object or array, not a number`},
+		{"state bytes in place", func(r *provider.Request) { r.State[1] = 'X' }, ""},
+		{"state made invalid in place", func(r *provider.Request) { r.State[len(r.State)-1] = ' ' }, `state: is not valid JSON`},
+		{"id renamed", func(r *provider.Request) { r.Questions[0].ID = "urgent2" }, ""},
+		{"model", func(r *provider.Request) { r.Model = "jev-1.13.0" }, ""},
 		{"size", func(r *provider.Request) { r.State = json.RawMessage(`"` + strings.Repeat("x", 800) + `"`) }, `exceeds the limit of 1000 bytes`},
 	}
 	for _, tc := range edits {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEncoder(provider.Limits{MaxRequestBytes: 1000})
 			req := testRequest(t)
-			if _, err := e.encode(req); err != nil {
-				t.Fatal(err)
+			for i := 0; i < 2; i++ { // cache and memo both filled
+				if _, err := e.encode(req); err != nil {
+					t.Fatal(err)
+				}
 			}
 			tc.edit(req)
 			got, err := e.encode(req)
