@@ -247,3 +247,29 @@ func TestHelpScreen(t *testing.T) {
 		})
 	}
 }
+
+// TestScreensInitial: the evaluation and compare screens before anything
+// ran (the dataset and runs screens' first renders are in their tests).
+func TestScreensInitial(t *testing.T) {
+	for _, sz := range sizes {
+		t.Run(sz.name, func(t *testing.T) {
+			for _, sc := range []struct{ name, key, want string }{
+				{"evaluate", "3", "r evaluates the working set over 10 items"},
+				{"compare", "5", "Pick two runs"},
+			} {
+				t.Run(sc.name, func(t *testing.T) {
+					opt := demoTriage(t)
+					opt.DB = openDB(t)
+					m := newModel(t, opt)
+					tm := startTM(t, m, sz.w, sz.h)
+					tm.Type("2")
+					waitFor(t, tm, "Items 10 of 10")
+					tm.Type(sc.key)
+					waitFor(t, tm, sc.want)
+					_, view := finish(t, tm)
+					golden.RequireEqual(t, []byte(normalize(view)))
+				})
+			}
+		})
+	}
+}
