@@ -381,27 +381,9 @@ func fastAnswerAt(raw []byte, start int, scratch []wireProb) (w wire, end int, o
 				return at + 4
 			}
 			w.hasProbs = true
-			w.probs = scratch[:0]
 			w.keys = raw
-			end, ok := objectLoop(raw, at, func(key []byte, at int) int {
-				ks := int32(cap(raw) - cap(key)) // key aliases raw
-				e := wireProb{ks: ks, ke: ks + int32(len(key))}
-				if isNullAt(raw, at) {
-					e.null = true
-					w.probs = append(w.probs, e)
-					return at + 4
-				}
-				v, end, ok := number(raw, at)
-				if !ok {
-					return -1
-				}
-				e.p = v
-				w.probs = append(w.probs, e)
-				return end
-			})
-			if !ok {
-				return -1
-			}
+			var end int
+			w.probs, end = probsAt(raw, at, scratch[:0])
 			return end
 		default:
 			if foldsTo(key, "type", "noul", "choice", "score", "confidence", "probabilities") {
@@ -698,4 +680,106 @@ func usageAt(data []byte, at int, u *Usage) int {
 		return -1
 	}
 	return end
+}
+
+// probsAt reads a probabilities object at raw[at] whose keys are plain
+// strings and whose values are numbers or null, appending the entries to
+// probs. It returns end -1 for anything else (the caller then defers to
+// encoding/json). It is the hot loop of answer checking, so it is written
+// without closures and parses Jev's short decimals in the same pass.
+func probsAt(raw []byte, at int, probs []wireProb) ([]wireProb, int) {
+	i := at
+	if i >= len(raw) || raw[i] != '{' {
+		return probs, -1
+	}
+	i = skipWS(raw, i+1)
+	if i < len(raw) && raw[i] == '}' {
+		return probs, i + 1
+	}
+	for {
+		// key: a plain string
+		if i >= len(raw) || raw[i] != '"' {
+			return probs, -1
+		}
+		ks := i + 1
+		j := ks
+		for j < len(raw) {
+			c := raw[j]
+			if c == '"' {
+				break
+			}
+			if c == '\\' || c < 0x20 || c >= 0x80 {
+				return probs, -1
+			}
+			j++
+		}
+		if j >= len(raw) {
+			return probs, -1
+		}
+		e := wireProb{ks: int32(ks), ke: int32(j)}
+		i = skipWS(raw, j+1)
+		if i >= len(raw) || raw[i] != ':' {
+			return probs, -1
+		}
+		i = skipWS(raw, i+1)
+		if i >= len(raw) {
+			return probs, -1
+		}
+		// value: null or a number
+		if raw[i] == 'n' {
+			if !isNullAt(raw, i) {
+				return probs, -1
+			}
+			e.null = true
+			i += 4
+		} else {
+			// Fast: 0|[1-9]d* (. d+)? with at most 15 digits in all.
+			k, m, digits, frac := i, uint64(0), 0, 0
+			ok := k < len(raw) && raw[k] >= '0' && raw[k] <= '9'
+			if ok && raw[k] == '0' {
+				k++
+				digits = 1
+			} else {
+				for k < len(raw) && raw[k] >= '0' && raw[k] <= '9' {
+					m = m*10 + uint64(raw[k]-'0')
+					k++
+					digits++
+				}
+			}
+			if ok && k < len(raw) && raw[k] == '.' {
+				k++
+				f0 := k
+				for k < len(raw) && raw[k] >= '0' && raw[k] <= '9' {
+					m = m*10 + uint64(raw[k]-'0')
+					k++
+				}
+				frac = k - f0
+				digits += frac
+				ok = frac > 0
+			}
+			if ok && digits <= 15 && k < len(raw) && raw[k] != 'e' && raw[k] != 'E' {
+				e.p = float64(m) / pow10[frac]
+				i = k
+			} else {
+				v, end, good := number(raw, i)
+				if !good {
+					return probs, -1
+				}
+				e.p, i = v, end
+			}
+		}
+		probs = append(probs, e)
+		i = skipWS(raw, i)
+		if i >= len(raw) {
+			return probs, -1
+		}
+		switch raw[i] {
+		case '}':
+			return probs, i + 1
+		case ',':
+			i = skipWS(raw, i+1)
+		default:
+			return probs, -1
+		}
+	}
 }
