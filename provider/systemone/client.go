@@ -322,7 +322,7 @@ func (c *Client) do(ctx context.Context, method, url string, body []byte, red re
 			return at, nil
 		}
 		perr.Attempts = n
-		if !perr.Retryable() || ctx.Err() != nil {
+		if !perr.Retryable() || ctx.Err() != nil || errors.Is(perr.Err, errNoTimeLeft) {
 			return nil, perr
 		}
 		if n > c.maxRetries {
@@ -402,7 +402,7 @@ func (c *Client) attemptOnce(ctx context.Context, method, url string, body []byt
 		if err := c.lim.Wait(ctx); err != nil {
 			if ctx.Err() == nil {
 				// The limiter refuses a wait that would outlast the deadline.
-				return nil, &provider.Error{Kind: provider.KindTimeout, Message: "the caller's deadline is too close for the request rate limit", Err: err}
+				return nil, &provider.Error{Kind: provider.KindTimeout, Message: "the caller's deadline is too close for the request rate limit", Err: fmt.Errorf("%w: %v", errNoTimeLeft, err)}
 			}
 			return nil, ctxError(ctx, 0)
 		}
@@ -462,6 +462,10 @@ func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
 }
+
+// errNoTimeLeft marks a wait the caller's deadline cannot cover; retrying
+// cannot help.
+var errNoTimeLeft = errors.New("no time left before the caller's deadline")
 
 var errTooLarge = fmt.Errorf("response body exceeds %d bytes", MaxResponseBytes)
 

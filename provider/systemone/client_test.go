@@ -702,3 +702,24 @@ func TestModels(t *testing.T) {
 		})
 	}
 }
+
+func TestRateLimitWaitBeyondDeadlineIsNotRetried(t *testing.T) {
+	var hits atomic.Int32
+	c, w := newTestClient(t, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		io.WriteString(rw, okBody)
+	}), func(c *Config) { c.RPS = 0.5; c.MaxRetries = 3 })
+	if _, err := c.Ask(context.Background(), testRequest(t)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err := c.Ask(ctx, testRequest(t)) // the next slot is ~2s away
+	var pe *provider.Error
+	if !errors.As(err, &pe) || pe.Kind != provider.KindTimeout || pe.Attempts != 1 || len(w.get()) != 0 {
+		t.Fatalf("err %v waits %v", err, w.get())
+	}
+	if hits.Load() != 1 {
+		t.Errorf("%d requests reached the server", hits.Load())
+	}
+}
