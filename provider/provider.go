@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"time"
 )
 
 // Provider answers System One requests: the live client, the answer cache,
@@ -29,11 +31,37 @@ type ModelLister interface {
 // ExchangeStore is where the answer cache finds past exchanges beyond the
 // fixture files, and where new exchanges are kept. The store package
 // implements it; cmd wires it in.
+//
+// The cache asks it for the keys of each request rather than reading every
+// exchange, so opening a cache costs the same whatever the store holds.
 type ExchangeStore interface {
+	// LookupAnswers returns the stored answer for each of keys that has
+	// one; keys without one are absent from the map. A key is the KeyFor of
+	// the question in the exchange's request (requested model, DefaultModel
+	// when empty). When several stored answers share a key, the one
+	// recorded latest wins; among equal (or unknown) recorded_at the first
+	// saved wins. Answers whose resolved model accept rejects are skipped
+	// before choosing (so an older accepted answer can still win); a nil
+	// accept takes every answer.
+	LookupAnswers(ctx context.Context, keys []AnswerKey, accept func(resolvedModel string) bool) (map[AnswerKey]StoredAnswer, error)
 	// ForEachExchange calls fn for every stored exchange.
 	ForEachExchange(ctx context.Context, fn func(Exchange) error) error
-	// SaveExchange keeps a new exchange.
+	// SaveExchange keeps a new exchange and makes its answers findable by
+	// LookupAnswers.
 	SaveExchange(ctx context.Context, ex Exchange) error
+}
+
+// StoredAnswer is one answer an ExchangeStore found for a key.
+type StoredAnswer struct {
+	// Raw is the answer object exactly as the response held it.
+	Raw json.RawMessage
+	// Model is the resolved model of the response (e.g. "jev-1.13.0").
+	Model string
+	// RecordedAt is when the exchange was recorded; zero when unknown.
+	RecordedAt time.Time
+	// Origin says where it is kept, for provenance and messages, e.g.
+	// "database exchange 17 (run r-20261202-101500-ab12)".
+	Origin string
 }
 
 // AnswerKey identifies one question's answer independently of its id and of

@@ -29,9 +29,21 @@ var _ provider.ExchangeStore = (*DB)(nil)
 const insExchangeSQL = `INSERT INTO exchanges (run_id, ext_id, request, response, latency_ms, recorded_at, uncertain) VALUES (?,?,?,?,?,?,?)`
 
 // SaveExchange keeps one exchange's wire bodies (never headers or the key),
-// linked to the run named by WithRunID if any.
+// linked to the run named by WithRunID if any, and indexes its answers for
+// LookupAnswers in the same transaction. An exchange whose request or
+// response does not decode is kept but answers nothing.
 func (db *DB) SaveExchange(ctx context.Context, ex provider.Exchange) error {
-	st, err := db.stmt(ctx, insExchangeSQL)
+	return db.SaveExchanges(ctx, []provider.Exchange{ex})
+}
+
+// SaveExchanges keeps exchanges like SaveExchange, all in one transaction
+// (all or none), in order.
+func (db *DB) SaveExchanges(ctx context.Context, exs []provider.Exchange) error {
+	insEx, err := db.stmt(ctx, insExchangeSQL)
+	if err != nil {
+		return fmt.Errorf("save exchange: %w", err)
+	}
+	insIdx, err := db.stmt(ctx, insAnswerIndexSQL)
 	if err != nil {
 		return fmt.Errorf("save exchange: %w", err)
 	}
@@ -39,16 +51,39 @@ func (db *DB) SaveExchange(ctx context.Context, ex provider.Exchange) error {
 	if id := RunIDFrom(ctx); id != "" {
 		run = id
 	}
-	unc := ""
-	if len(ex.Uncertain) > 0 {
-		b, _ := json.Marshal(ex.Uncertain)
-		unc = string(b)
+	// Keys are computed before taking the write lock.
+	var ix indexer
+	rows := make([][]indexRow, len(exs))
+	for i, ex := range exs {
+		rows[i], _ = ix.rows(ex) // undecodable: stored, never an answer
 	}
 	err = db.write(ctx, func(tx *sql.Tx) error {
-		s := tx.StmtContext(ctx, st)
-		defer s.Close()
-		_, err := s.ExecContext(ctx, run, ex.ID, []byte(ex.Request), []byte(ex.Response), ex.LatencyMS, ex.RecordedAt, unc)
-		return err
+		se := tx.StmtContext(ctx, insEx)
+		defer se.Close()
+		si := tx.StmtContext(ctx, insIdx)
+		defer si.Close()
+		for i, ex := range exs {
+			unc := ""
+			if len(ex.Uncertain) > 0 {
+				b, _ := json.Marshal(ex.Uncertain)
+				unc = string(b)
+			}
+			res, err := se.ExecContext(ctx, run, ex.ID, []byte(ex.Request), []byte(ex.Response), ex.LatencyMS, ex.RecordedAt, unc)
+			if err != nil {
+				return err
+			}
+			if len(rows[i]) == 0 {
+				continue
+			}
+			id, err := res.LastInsertId()
+			if err != nil {
+				return err
+			}
+			if err := insertIndexRows(ctx, si, id, rows[i]); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("save exchange: %w", err)
@@ -57,7 +92,8 @@ func (db *DB) SaveExchange(ctx context.Context, ex provider.Exchange) error {
 }
 
 // ForEachExchange streams every stored exchange, oldest first, to fn. The
-// exchange's byte slices are fn's to keep.
+// exchange's byte slices are fn's to keep. Its cost grows with the
+// database: the answer cache uses LookupAnswers instead.
 func (db *DB) ForEachExchange(ctx context.Context, fn func(provider.Exchange) error) error {
 	rows, err := db.sql.QueryContext(ctx, `SELECT ext_id, request, response, latency_ms, recorded_at, uncertain FROM exchanges ORDER BY id`)
 	if err != nil {

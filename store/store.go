@@ -104,7 +104,7 @@ func Open(path string) (*DB, error) {
 	sdb.SetMaxIdleConns(8)
 	sdb.SetConnMaxIdleTime(0)
 	db := &DB{sql: sdb, path: path, tempDir: tempDir, stmts: map[string]*sql.Stmt{}}
-	if err := db.migrate(context.Background(), migrations); err != nil {
+	if err := db.migrate(context.Background(), migrations, migrationSteps()); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
@@ -176,11 +176,25 @@ func (db *DB) SchemaVersion(ctx context.Context) (string, error) {
 	return v.String, err
 }
 
+// migrationStep is Go code a migration runs after its SQL, in the same
+// transaction: work SQL cannot do, such as backfilling computed columns.
+type migrationStep func(ctx context.Context, tx *sql.Tx) error
+
+// migrationSteps returns the Go steps of the shipped migrations, by version
+// (the migration's file name without .sql).
+func migrationSteps() map[string]migrationStep {
+	return map[string]migrationStep{
+		"20261202_0002_answer_index": backfillAnswerIndex,
+	}
+}
+
 // migrate applies every migration in fsys's migrations/ directory not yet
 // recorded in schema_migrations, each in its own transaction, in file-name
 // order (names start with their date, so that is the order they were
-// written). A failing migration is rolled back whole.
-func (db *DB) migrate(ctx context.Context, fsys fs.FS) error {
+// written). A migration is its SQL file followed by its Go step in steps,
+// if any. A failing migration is rolled back whole. Opening an up-to-date
+// database takes no write lock.
+func (db *DB) migrate(ctx context.Context, fsys fs.FS, steps map[string]migrationStep) error {
 	if _, err := db.sql.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version TEXT PRIMARY KEY, applied_at TEXT NOT NULL)`); err != nil {
 		return fmt.Errorf("migrate: %w", err)
@@ -190,22 +204,37 @@ func (db *DB) migrate(ctx context.Context, fsys fs.FS) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	var names []string
+	known := map[string]bool{}
 	for _, e := range entries {
 		if strings.HasSuffix(e.Name(), ".sql") {
 			names = append(names, e.Name())
+			known[strings.TrimSuffix(e.Name(), ".sql")] = true
+		}
+	}
+	for v := range steps {
+		if !known[v] {
+			return fmt.Errorf("migrate: Go step for %s has no migrations/%s.sql", v, v)
 		}
 	}
 	sort.Strings(names)
+	applied, err := db.appliedMigrations(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
 	for _, name := range names {
 		version := strings.TrimSuffix(name, ".sql")
+		if applied[version] {
+			continue
+		}
 		body, err := fs.ReadFile(fsys, "migrations/"+name)
 		if err != nil {
 			return fmt.Errorf("migrate %s: %w", name, err)
 		}
 		err = db.write(ctx, func(tx *sql.Tx) error {
 			var n int
-			// Checked inside the (immediate) transaction, so two processes
-			// opening a new file at once apply each migration once.
+			// Checked again inside the (immediate) transaction, so two
+			// processes opening a new file at once apply each migration
+			// once.
 			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
 				return err
 			}
@@ -215,6 +244,11 @@ func (db *DB) migrate(ctx context.Context, fsys fs.FS) error {
 			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
 				return err
 			}
+			if step := steps[version]; step != nil {
+				if err := step(ctx, tx); err != nil {
+					return err
+				}
+			}
 			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)`, version, now())
 			return err
 		})
@@ -223,6 +257,24 @@ func (db *DB) migrate(ctx context.Context, fsys fs.FS) error {
 		}
 	}
 	return nil
+}
+
+// appliedMigrations reads the versions already applied.
+func (db *DB) appliedMigrations(ctx context.Context) (map[string]bool, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out[v] = true
+	}
+	return out, rows.Err()
 }
 
 // timeFormat is how times are stored: UTC, sortable as text.

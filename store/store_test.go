@@ -75,7 +75,7 @@ func TestOpenModesAndPragmas(t *testing.T) {
 		t.Errorf("pragmas: journal_mode=%s foreign_keys=%d busy_timeout=%d synchronous=%d; want wal 1 >=5000 1(NORMAL)", mode, fk, busy, sync)
 	}
 	v, err := db.SchemaVersion(ctx)
-	if err != nil || v != "20261202_0001_init" {
+	if err != nil || v != "20261202_0002_answer_index" {
 		t.Errorf("schema version = %q, %v", v, err)
 	}
 	// Reopening applies nothing twice.
@@ -87,8 +87,8 @@ func TestOpenModesAndPragmas(t *testing.T) {
 	defer db2.Close()
 	var n int
 	db2.sql.QueryRow("SELECT count(*) FROM schema_migrations").Scan(&n)
-	if n != 1 {
-		t.Errorf("schema_migrations rows = %d, want 1", n)
+	if n != 2 {
+		t.Errorf("schema_migrations rows = %d, want 2", n)
 	}
 }
 
@@ -407,7 +407,7 @@ func TestMigrationsApplyInOrderAndRollBack(t *testing.T) {
 		"migrations/20270101_0002_more.sql":  {Data: []byte(`ALTER TABLE extra ADD COLUMN b TEXT;`)},
 		"migrations/20270101_0001_extra.sql": {Data: []byte(`CREATE TABLE extra (a INTEGER);`)},
 	}
-	if err := db.migrate(ctx, fsys); err != nil {
+	if err := db.migrate(ctx, fsys, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.sql.Exec(`INSERT INTO extra (a, b) VALUES (1, 'x')`); err != nil {
@@ -417,11 +417,11 @@ func TestMigrationsApplyInOrderAndRollBack(t *testing.T) {
 		t.Errorf("version = %s", v)
 	}
 	// Applying again is a no-op.
-	if err := db.migrate(ctx, fsys); err != nil {
+	if err := db.migrate(ctx, fsys, nil); err != nil {
 		t.Errorf("re-migrate: %v", err)
 	}
 	bad := fstest.MapFS{"migrations/20270102_0001_bad.sql": {Data: []byte(`CREATE TABLE half (a INTEGER); SELECT * FROM no_such_table;`)}}
-	err := db.migrate(ctx, bad)
+	err := db.migrate(ctx, bad, nil)
 	if err == nil || !strings.Contains(err.Error(), "20270102_0001_bad") {
 		t.Fatalf("bad migration: %v", err)
 	}

@@ -1,0 +1,446 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/jevlab/jevlab/provider"
+)
+
+// The answer index (table answer_index, migration 20261202_0002) lets the
+// answer cache find a stored answer by provider.AnswerKey without reading
+// every exchange: SaveExchange adds one row per answered question, and the
+// migration's Go step adds the rows of exchanges stored before it.
+
+// MaxLookupBatch is the most keys one lookup statement carries; longer key
+// lists are split.
+const MaxLookupBatch = 500
+
+// unknownTime is recorded_ns for an exchange without a (parseable)
+// recorded_at: older than any real time.
+const unknownTime = math.MinInt64
+
+const insAnswerIndexSQL = `INSERT INTO answer_index (key, exchange_id, question_id, model, recorded_ns, off, len, raw) VALUES (?,?,?,?,?,?,?,?)`
+
+// indexRow is one answer_index row to write.
+type indexRow struct {
+	key        provider.AnswerKey
+	questionID string
+	model      string
+	recordedNS int64
+	off, n     int
+	raw        []byte // set only when the answer could not be sliced
+}
+
+// wireRequest is a stored request split into the fields the key needs.
+type wireRequest struct {
+	Model     string          `json:"model"`
+	State     json.RawMessage `json:"state"`
+	Document  json.RawMessage `json:"document"` // legacy name of state
+	Questions json.RawMessage `json:"questions"`
+}
+
+// indexer computes answer_index rows. It remembers the last few decoded
+// questions objects: a dataset's exchanges all ask the same questions, so
+// a backfill decodes each distinct set once.
+type indexer struct {
+	memo map[string]provider.Questions
+}
+
+// maxIndexerMemo bounds indexer.memo.
+const maxIndexerMemo = 64
+
+// rows returns the rows for ex: one per question of its request that its
+// response answers, keyed like the answer cache keys a request
+// (provider.KeyFor with the requested model, provider.DefaultModel when
+// empty). An exchange whose request or response does not decode has no
+// rows; the error says why.
+func (ix *indexer) rows(ex provider.Exchange) ([]indexRow, error) {
+	var w wireRequest
+	if err := json.Unmarshal(ex.Request, &w); err != nil {
+		return nil, fmt.Errorf("request: %w", err)
+	}
+	state := provider.Compact(w.State)
+	if state == nil {
+		state = provider.Compact(w.Document)
+	}
+	qs, ok := ix.memo[string(w.Questions)]
+	if !ok {
+		if len(w.Questions) > 0 {
+			if err := qs.UnmarshalJSON(w.Questions); err != nil {
+				return nil, fmt.Errorf("request: %w", err)
+			}
+		}
+		if ix.memo == nil || len(ix.memo) >= maxIndexerMemo {
+			ix.memo = make(map[string]provider.Questions)
+		}
+		ix.memo[string(w.Questions)] = qs
+	}
+	model, spans, err := answerSpans(ex.Response)
+	if err != nil {
+		return nil, fmt.Errorf("response: %w", err)
+	}
+	if len(spans) == 0 {
+		return nil, nil
+	}
+	reqModel := w.Model
+	if reqModel == "" {
+		reqModel = provider.DefaultModel
+	}
+	at := recordedNS(ex.RecordedAt)
+	var out []indexRow
+	for i := range qs {
+		e := &qs[i]
+		sp, ok := spans[e.ID]
+		if !ok {
+			continue
+		}
+		r := indexRow{key: provider.KeyFor(reqModel, state, &e.Question), questionID: e.ID, model: model, recordedNS: at}
+		if sp.raw != nil {
+			r.raw = sp.raw
+		} else {
+			r.off, r.n = sp.off, sp.n
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// span locates one answer in a response body: body[off:off+n], or raw when
+// the bytes could not be located.
+type span struct {
+	off, n int
+	raw    []byte
+}
+
+// answerSpans reads a response body's resolved model and where each answer
+// object lies in it. Like decoding into map[string]json.RawMessage, a
+// repeated answer id keeps the last; "answers": null has none.
+func answerSpans(body []byte) (string, map[string]span, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := expectDelim(dec, '{'); err != nil {
+		return "", nil, err
+	}
+	var model string
+	spans := map[string]span{}
+	for dec.More() {
+		key, err := stringToken(dec)
+		if err != nil {
+			return "", nil, err
+		}
+		switch key {
+		case "model":
+			var m *string
+			if err := dec.Decode(&m); err != nil {
+				return "", nil, fmt.Errorf("model: %w", err)
+			}
+			if m != nil {
+				model = *m
+			}
+		case "answers":
+			tok, err := dec.Token()
+			if err != nil {
+				return "", nil, fmt.Errorf("answers: %w", err)
+			}
+			if tok == nil {
+				continue // null
+			}
+			if d, ok := tok.(json.Delim); !ok || d != '{' {
+				return "", nil, fmt.Errorf("answers: not an object")
+			}
+			for dec.More() {
+				id, err := stringToken(dec)
+				if err != nil {
+					return "", nil, fmt.Errorf("answers: %w", err)
+				}
+				var raw json.RawMessage
+				if err := dec.Decode(&raw); err != nil {
+					return "", nil, fmt.Errorf("answer %q: %w", id, err)
+				}
+				end := int(dec.InputOffset())
+				start := end - len(raw)
+				if start >= 0 && end <= len(body) && bytes.Equal(body[start:end], raw) {
+					spans[id] = span{off: start, n: len(raw)}
+				} else {
+					spans[id] = span{raw: raw}
+				}
+			}
+			if err := expectDelim(dec, '}'); err != nil {
+				return "", nil, fmt.Errorf("answers: %w", err)
+			}
+		default:
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return "", nil, fmt.Errorf("%s: %w", key, err)
+			}
+		}
+	}
+	if err := expectDelim(dec, '}'); err != nil {
+		return "", nil, err
+	}
+	return model, spans, nil
+}
+
+func expectDelim(dec *json.Decoder, want json.Delim) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != want {
+		return fmt.Errorf("want %q, found %v", want, tok)
+	}
+	return nil
+}
+
+func stringToken(dec *json.Decoder) (string, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return "", err
+	}
+	s, ok := tok.(string)
+	if !ok {
+		return "", fmt.Errorf("want an object key, found %v", tok)
+	}
+	return s, nil
+}
+
+// parseRecordedAt reads an exchange's recorded_at as the answer cache does:
+// RFC 3339; anything else is unknown (zero).
+func parseRecordedAt(s string) time.Time {
+	if s == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+// recordedNS is recorded_at as stored in answer_index.recorded_ns.
+func recordedNS(s string) int64 {
+	t := parseRecordedAt(s)
+	switch {
+	case t.IsZero():
+		return unknownTime
+	case t.Year() < 1678:
+		return unknownTime + 1
+	case t.Year() > 2261:
+		return math.MaxInt64
+	}
+	return t.UnixNano()
+}
+
+// insertIndexRows writes the answer_index rows of exchange id.
+func insertIndexRows(ctx context.Context, ins *sql.Stmt, id int64, rows []indexRow) error {
+	for _, r := range rows {
+		var raw any
+		if r.raw != nil {
+			raw = []byte(r.raw)
+		}
+		if _, err := ins.ExecContext(ctx, r.key[:], id, r.questionID, r.model, r.recordedNS, r.off, r.n, raw); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// backfillBatch is how many exchanges the backfill reads at a time.
+const backfillBatch = 256
+
+// backfillAnswerIndex is migration 20261202_0002's Go step: it indexes the
+// answers of every exchange already stored, oldest first (so first saved
+// still wins ties). Exchanges whose request or response does not decode
+// are left out, as the cache used to skip them.
+func backfillAnswerIndex(ctx context.Context, tx *sql.Tx) error {
+	ins, err := tx.PrepareContext(ctx, insAnswerIndexSQL)
+	if err != nil {
+		return fmt.Errorf("backfill answer index: %w", err)
+	}
+	defer ins.Close()
+	type stored struct {
+		id int64
+		ex provider.Exchange
+	}
+	var ix indexer
+	last := int64(0)
+	for {
+		rows, err := tx.QueryContext(ctx, `SELECT id, request, response, recorded_at FROM exchanges WHERE id > ? ORDER BY id LIMIT ?`, last, backfillBatch)
+		if err != nil {
+			return fmt.Errorf("backfill answer index: %w", err)
+		}
+		var batch []stored
+		for rows.Next() {
+			var s stored
+			var req, resp []byte
+			if err := rows.Scan(&s.id, &req, &resp, &s.ex.RecordedAt); err != nil {
+				rows.Close()
+				return fmt.Errorf("backfill answer index: %w", err)
+			}
+			s.ex.Request, s.ex.Response = req, resp
+			batch = append(batch, s)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return fmt.Errorf("backfill answer index: %w", err)
+		}
+		if len(batch) == 0 {
+			return nil
+		}
+		for _, s := range batch {
+			rs, err := ix.rows(s.ex)
+			if err != nil {
+				continue // undecodable: never answered anything
+			}
+			if err := insertIndexRows(ctx, ins, s.id, rs); err != nil {
+				return fmt.Errorf("backfill answer index: exchange %d: %w", s.id, err)
+			}
+		}
+		last = batch[len(batch)-1].id
+	}
+}
+
+// lookupBuckets are the IN-list lengths prepared; a batch is padded (by
+// repeating its last value) to the next one, so a handful of statements
+// serve every batch size.
+var lookupBuckets = [...]int{1, 2, 4, 8, 16, 32, 64, 128, 256, MaxLookupBatch}
+
+func bucket(n int) int {
+	for _, b := range lookupBuckets {
+		if n <= b {
+			return b
+		}
+	}
+	return n
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
+}
+
+// LookupAnswers implements provider.ExchangeStore: for each key it returns
+// the latest-recorded stored answer whose resolved model accept takes (nil
+// takes all), the first saved among equals. It reads the index, never every
+// exchange: MaxLookupBatch keys per statement, then the winners' answer
+// bytes.
+func (db *DB) LookupAnswers(ctx context.Context, keys []provider.AnswerKey, accept func(resolvedModel string) bool) (map[provider.AnswerKey]provider.StoredAnswer, error) {
+	out := make(map[provider.AnswerKey]provider.StoredAnswer)
+	seen := make(map[provider.AnswerKey]bool, len(keys))
+	uniq := make([]provider.AnswerKey, 0, len(keys))
+	for _, k := range keys {
+		if !seen[k] {
+			seen[k] = true
+			uniq = append(uniq, k)
+		}
+	}
+	for len(uniq) > 0 {
+		n := min(len(uniq), MaxLookupBatch)
+		if err := db.lookupBatch(ctx, uniq[:n], accept, out); err != nil {
+			return nil, fmt.Errorf("look up stored answers: %w", err)
+		}
+		uniq = uniq[n:]
+	}
+	return out, nil
+}
+
+// candidate is the best answer_index row found so far for a key.
+type candidate struct {
+	rowid int64
+	ns    int64
+	model string
+}
+
+func (db *DB) lookupBatch(ctx context.Context, keys []provider.AnswerKey, accept func(string) bool, out map[provider.AnswerKey]provider.StoredAnswer) error {
+	nb := bucket(len(keys))
+	st, err := db.stmt(ctx, `SELECT key, rowid, model, recorded_ns FROM answer_index WHERE key IN (`+placeholders(nb)+`)`)
+	if err != nil {
+		return err
+	}
+	args := make([]any, nb)
+	for i := range args {
+		args[i] = keys[min(i, len(keys)-1)][:]
+	}
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return err
+	}
+	best := make(map[provider.AnswerKey]candidate)
+	var kb []byte
+	for rows.Next() {
+		var c candidate
+		kb = kb[:0]
+		if err := rows.Scan(&kb, &c.rowid, &c.model, &c.ns); err != nil {
+			rows.Close()
+			return err
+		}
+		var k provider.AnswerKey
+		if copy(k[:], kb) != len(k) {
+			continue
+		}
+		if accept != nil && !accept(c.model) {
+			continue
+		}
+		if old, ok := best[k]; ok && (old.ns > c.ns || old.ns == c.ns && old.rowid < c.rowid) {
+			continue
+		}
+		best[k] = c
+	}
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
+		return err
+	}
+	if len(best) == 0 {
+		return nil
+	}
+	byRow := make(map[int64]provider.AnswerKey, len(best))
+	ids := make([]int64, 0, len(best))
+	for k, c := range best {
+		byRow[c.rowid] = k
+		ids = append(ids, c.rowid)
+	}
+	nb = bucket(len(ids))
+	st, err = db.stmt(ctx, `SELECT a.rowid, a.model, a.raw, a.exchange_id, ifnull(e.run_id, ''), e.recorded_at,
+		substr(CAST(e.response AS BLOB), a.off + 1, a.len)
+		FROM answer_index a JOIN exchanges e ON e.id = a.exchange_id WHERE a.rowid IN (`+placeholders(nb)+`)`)
+	if err != nil {
+		return err
+	}
+	args = make([]any, nb)
+	for i := range args {
+		args[i] = ids[min(i, len(ids)-1)]
+	}
+	rows, err = st.QueryContext(ctx, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var rowid, exID int64
+		var model, runID, at string
+		var raw, slice []byte
+		if err := rows.Scan(&rowid, &model, &raw, &exID, &runID, &at, &slice); err != nil {
+			return err
+		}
+		k, ok := byRow[rowid]
+		if !ok {
+			continue
+		}
+		if raw == nil {
+			raw = slice
+		}
+		origin := fmt.Sprintf("database exchange %d", exID)
+		if runID != "" {
+			origin += fmt.Sprintf(" (run %s)", runID)
+		}
+		out[k] = provider.StoredAnswer{Raw: json.RawMessage(raw), Model: model, RecordedAt: parseRecordedAt(at), Origin: origin}
+	}
+	return rows.Err()
+}
