@@ -240,7 +240,11 @@ func sameContent(a, b *yaml.Node, lv level) bool {
 // syncNode returns a node with want's content, reusing old (and so its
 // comments and style) as far as the content allows.
 func syncNode(old, want *yaml.Node, lv level) *yaml.Node {
-	if sameContent(old, want, lv) {
+	// Collections of the same kind are compared by descending into them
+	// (an unchanged one comes out unchanged), so the whole sync stays
+	// linear; aliases, merge keys and scalars are compared by content.
+	descend := old.Kind == want.Kind && (old.Kind == yaml.SequenceNode || (old.Kind == yaml.MappingNode && !hasMerge(old)))
+	if !descend && sameContent(old, want, lv) {
 		return old
 	}
 	if old.Kind == yaml.AliasNode || old.Kind != want.Kind {
