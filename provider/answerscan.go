@@ -299,103 +299,180 @@ func fastAnswer(raw []byte, scratch []wireProb) (w wire, ok bool) {
 }
 
 // fastAnswerAt reads the answer object starting at raw[start] (after
-// whitespace) and returns the index past it.
+// whitespace) and returns the index past it. It is written without closures:
+// it runs once per answer on every call.
 func fastAnswerAt(raw []byte, start int, scratch []wireProb) (w wire, end int, ok bool) {
-	var seen [6]bool // type, noul, choice, score, confidence, probabilities
-	once := func(i int) bool {
-		if seen[i] {
-			return false
-		}
-		seen[i] = true
-		return true
-	}
-	num := func(at int, dst *float64, has *bool) int {
-		if isNullAt(raw, at) {
-			return at + 4
-		}
-		v, end, ok := number(raw, at)
-		if !ok {
-			return -1
-		}
-		*dst, *has = v, true
-		return end
-	}
-	end, ok = objectLoop(raw, start, func(key []byte, at int) int {
-		switch string(key) {
-		case "type":
-			if !once(0) {
-				return -1
-			}
-			if isNullAt(raw, at) {
-				return at + 4
-			}
-			s, end, ok := plainString(raw, at)
-			if !ok {
-				return -1
-			}
-			switch string(s) {
-			case "noul":
-				w.typ = "noul"
-			case "choice":
-				w.typ = "choice"
-			case "score":
-				w.typ = "score"
-			default:
-				w.typ = string(s)
-			}
-			w.hasType = true
-			return end
-		case "noul":
-			if !once(1) {
-				return -1
-			}
-			return num(at, &w.noul, &w.hasNoul)
-		case "choice":
-			if !once(2) {
-				return -1
-			}
-			if isNullAt(raw, at) {
-				return at + 4
-			}
-			s, end, ok := plainString(raw, at)
-			if !ok {
-				return -1
-			}
-			w.choice, w.hasChoice = s, true
-			return end
-		case "score":
-			if !once(3) {
-				return -1
-			}
-			return num(at, &w.score, &w.hasScore)
-		case "confidence":
-			if !once(4) {
-				return -1
-			}
-			return num(at, &w.confidence, &w.hasConf)
-		case "probabilities":
-			if !once(5) {
-				return -1
-			}
-			if isNullAt(raw, at) {
-				return at + 4
-			}
-			w.hasProbs = true
-			w.keys = raw
-			var end int
-			w.probs, end = probsAt(raw, at, scratch[:0])
-			return end
-		default:
-			if foldsTo(key, "type", "noul", "choice", "score", "confidence", "probabilities") {
-				return -1
-			}
-			return scanValue(raw, at, 0)
-		}
-	})
-	if !ok {
+	const (
+		fType = 1 << iota
+		fNoul
+		fChoice
+		fScore
+		fConf
+		fProbs
+	)
+	var seen uint8
+	i := skipWS(raw, start)
+	if i >= len(raw) || raw[i] != '{' {
 		return wire{}, -1, false
 	}
-	return w, end, true
+	i = skipWS(raw, i+1)
+	if i < len(raw) && raw[i] == '}' {
+		return w, i + 1, true
+	}
+	for {
+		ks, ke := plainKeyAt(raw, i)
+		if ke < 0 {
+			return wire{}, -1, false
+		}
+		i = skipWS(raw, ke+1)
+		if i >= len(raw) || raw[i] != ':' {
+			return wire{}, -1, false
+		}
+		i = skipWS(raw, i+1)
+		key := raw[ks:ke]
+		var flag uint8
+		switch string(key) {
+		case "type":
+			flag = fType
+		case "noul":
+			flag = fNoul
+		case "choice":
+			flag = fChoice
+		case "score":
+			flag = fScore
+		case "confidence":
+			flag = fConf
+		case "probabilities":
+			flag = fProbs
+		default:
+			if foldsTo(key, "type", "noul", "choice", "score", "confidence", "probabilities") {
+				return wire{}, -1, false
+			}
+			if i = scanValue(raw, i, 0); i < 0 {
+				return wire{}, -1, false
+			}
+		}
+		if flag != 0 {
+			if seen&flag != 0 {
+				return wire{}, -1, false // repeated field: encoding/json keeps the last
+			}
+			seen |= flag
+			if isNullAt(raw, i) {
+				i += 4 // null reads as absent
+			} else {
+				switch flag {
+				case fType, fChoice:
+					s, e, ok := plainString(raw, i)
+					if !ok {
+						return wire{}, -1, false
+					}
+					if flag == fChoice {
+						w.choice, w.hasChoice = s, true
+					} else {
+						w.typ, w.hasType = typeName(s), true
+					}
+					i = e
+				case fNoul, fScore, fConf:
+					v, e, ok := numAt(raw, i)
+					if !ok {
+						return wire{}, -1, false
+					}
+					switch flag {
+					case fNoul:
+						w.noul, w.hasNoul = v, true
+					case fScore:
+						w.score, w.hasScore = v, true
+					default:
+						w.confidence, w.hasConf = v, true
+					}
+					i = e
+				case fProbs:
+					w.hasProbs, w.keys = true, raw
+					if w.probs, i = probsAt(raw, i, scratch[:0]); i < 0 {
+						return wire{}, -1, false
+					}
+				}
+			}
+		}
+		i = skipWS(raw, i)
+		if i >= len(raw) {
+			return wire{}, -1, false
+		}
+		switch raw[i] {
+		case '}':
+			return w, i + 1, true
+		case ',':
+			i = skipWS(raw, i+1)
+		default:
+			return wire{}, -1, false
+		}
+	}
+}
+
+// typeName returns the type string, without allocating for the three
+// known types.
+func typeName(s []byte) string {
+	switch string(s) {
+	case "noul":
+		return "noul"
+	case "choice":
+		return "choice"
+	case "score":
+		return "score"
+	}
+	return string(s)
+}
+
+// plainKeyAt finds the object key at raw[i]: a string of printable ASCII
+// without escapes. It returns the bounds of its text, or ke -1.
+func plainKeyAt(raw []byte, i int) (ks, ke int) {
+	if i >= len(raw) || raw[i] != '"' {
+		return 0, -1
+	}
+	ks = i + 1
+	for j := ks; j < len(raw); j++ {
+		c := raw[j]
+		if c == '"' {
+			return ks, j
+		}
+		if c == '\\' || c < 0x20 || c >= 0x80 {
+			return 0, -1
+		}
+	}
+	return 0, -1
+}
+
+// numAt reads the JSON number at raw[i] as encoding/json would into a
+// float64, parsing the short decimals Jev sends directly.
+func numAt(raw []byte, i int) (v float64, end int, ok bool) {
+	// Fast: 0|[1-9]d* (. d+)? with at most 15 digits in all.
+	k, m, digits, frac := i, uint64(0), 0, 0
+	good := k < len(raw) && raw[k] >= '0' && raw[k] <= '9'
+	if good && raw[k] == '0' {
+		k++
+		digits = 1
+	} else {
+		for k < len(raw) && raw[k] >= '0' && raw[k] <= '9' {
+			m = m*10 + uint64(raw[k]-'0')
+			k++
+			digits++
+		}
+	}
+	if good && k < len(raw) && raw[k] == '.' {
+		k++
+		f0 := k
+		for k < len(raw) && raw[k] >= '0' && raw[k] <= '9' {
+			m = m*10 + uint64(raw[k]-'0')
+			k++
+		}
+		frac = k - f0
+		digits += frac
+		good = frac > 0
+	}
+	if good && digits <= 15 && k < len(raw) && raw[k] != 'e' && raw[k] != 'E' {
+		return float64(m) / pow10[frac], k, true
+	}
+	return number(raw, i)
 }
 
 // wireAnswer is the encoding/json shape of an answer, for the slow path;
@@ -697,76 +774,25 @@ func probsAt(raw []byte, at int, probs []wireProb) ([]wireProb, int) {
 		return probs, i + 1
 	}
 	for {
-		// key: a plain string
-		if i >= len(raw) || raw[i] != '"' {
+		ks, ke := plainKeyAt(raw, i)
+		if ke < 0 {
 			return probs, -1
 		}
-		ks := i + 1
-		j := ks
-		for j < len(raw) {
-			c := raw[j]
-			if c == '"' {
-				break
-			}
-			if c == '\\' || c < 0x20 || c >= 0x80 {
-				return probs, -1
-			}
-			j++
-		}
-		if j >= len(raw) {
-			return probs, -1
-		}
-		e := wireProb{ks: int32(ks), ke: int32(j)}
-		i = skipWS(raw, j+1)
+		e := wireProb{ks: int32(ks), ke: int32(ke)}
+		i = skipWS(raw, ke+1)
 		if i >= len(raw) || raw[i] != ':' {
 			return probs, -1
 		}
 		i = skipWS(raw, i+1)
-		if i >= len(raw) {
-			return probs, -1
-		}
-		// value: null or a number
-		if raw[i] == 'n' {
-			if !isNullAt(raw, i) {
-				return probs, -1
-			}
+		if isNullAt(raw, i) {
 			e.null = true
 			i += 4
 		} else {
-			// Fast: 0|[1-9]d* (. d+)? with at most 15 digits in all.
-			k, m, digits, frac := i, uint64(0), 0, 0
-			ok := k < len(raw) && raw[k] >= '0' && raw[k] <= '9'
-			if ok && raw[k] == '0' {
-				k++
-				digits = 1
-			} else {
-				for k < len(raw) && raw[k] >= '0' && raw[k] <= '9' {
-					m = m*10 + uint64(raw[k]-'0')
-					k++
-					digits++
-				}
+			v, end, ok := numAt(raw, i)
+			if !ok {
+				return probs, -1
 			}
-			if ok && k < len(raw) && raw[k] == '.' {
-				k++
-				f0 := k
-				for k < len(raw) && raw[k] >= '0' && raw[k] <= '9' {
-					m = m*10 + uint64(raw[k]-'0')
-					k++
-				}
-				frac = k - f0
-				digits += frac
-				ok = frac > 0
-			}
-			if ok && digits <= 15 && k < len(raw) && raw[k] != 'e' && raw[k] != 'E' {
-				e.p = float64(m) / pow10[frac]
-				i = k
-			} else {
-				v, end, good := number(raw, i)
-				if !good {
-					return probs, -1
-				}
-				e.p, i = v, end
-			}
+			e.p, i = v, end
 		}
 		probs = append(probs, e)
 		i = skipWS(raw, i)

@@ -250,11 +250,14 @@ func FuzzShortDecimal(f *testing.F) {
 		if scanNumber(append(b, 'x'), 0) != len(b) || len(b) == 0 {
 			return // not exactly one JSON number
 		}
+		want, err := strconv.ParseFloat(s, 64)
+		if v, end, ok := numAt(b, 0); ok && (end != len(b) || err != nil || math.Float64bits(v) != math.Float64bits(want)) {
+			t.Fatalf("numAt %q: %v end %d, want %v (%v)", s, v, end, want, err)
+		}
 		got, ok := shortDecimal(b)
 		if !ok {
 			return
 		}
-		want, err := strconv.ParseFloat(s, 64)
 		if err != nil || math.Float64bits(got) != math.Float64bits(want) {
 			t.Fatalf("%q: got %v, want %v (%v)", s, got, want, err)
 		}
