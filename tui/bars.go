@@ -73,6 +73,21 @@ func renderChart(in chartInput, st *Styles) []string {
 		}
 	}
 	out = append(out, st.Header.Render(fit(title, w)))
+	if in.Cur != nil && in.Cur.Provenance.Source != "" {
+		pv := in.Cur.Provenance
+		src := string(pv.Source)
+		if pv.Origin != "" {
+			o := pv.Origin
+			if i := strings.LastIndexByte(o, '/'); i >= 0 {
+				o = o[i+1:] // the file, not where it lives
+			}
+			src += " " + o
+		}
+		if pv.Model != "" {
+			src += " · " + pv.Model
+		}
+		out = append(out, st.Faint.Render(fit("from "+src, w)))
+	}
 	if in.Err != "" {
 		out = append(out, st.Bad.Render(fit("error: "+in.Err, w)))
 	}
