@@ -44,8 +44,6 @@ type ExchangeStore interface {
 	// before choosing (so an older accepted answer can still win); a nil
 	// accept takes every answer.
 	LookupAnswers(ctx context.Context, keys []AnswerKey, accept func(resolvedModel string) bool) (map[AnswerKey]StoredAnswer, error)
-	// ForEachExchange calls fn for every stored exchange.
-	ForEachExchange(ctx context.Context, fn func(Exchange) error) error
 	// SaveExchange keeps a new exchange and makes its answers findable by
 	// LookupAnswers.
 	SaveExchange(ctx context.Context, ex Exchange) error
