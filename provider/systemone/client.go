@@ -103,7 +103,6 @@ type Client struct {
 	maxRetryAfter           time.Duration
 	retryJitter             float64
 	price                   float64
-	limits                  provider.Limits
 
 	key                     string
 	hasKey                  bool
@@ -138,7 +137,6 @@ func New(cfg Config) (*Client, error) {
 		backoffMax:    orDur(cfg.BackoffMax, DefaultBackoffMax),
 		maxRetryAfter: orDur(cfg.MaxRetryAfter, DefaultMaxRetryAfter),
 		price:         cfg.PricePerMillion,
-		limits:        cfg.Limits,
 		key:           cfg.APIKey,
 		hasKey:        cfg.APIKey != "",
 		retryJitter:   0.25,
