@@ -587,7 +587,13 @@ func fastCheckResponse(req *Request, body []byte) (res *Result, err error, ok bo
 		}
 	}
 	back := make([]float64, total)
-	offs := make([]int, n) // each question's place in back
+	var smallOffs [16]int
+	offs := smallOffs[:0] // each question's place in back
+	if n <= len(smallOffs) {
+		offs = smallOffs[:n]
+	} else {
+		offs = make([]int, n)
+	}
 	for i, o := 0, 0; i < n; i++ {
 		offs[i] = o
 		if t := qs[i].Question.Type; t == Choice || t == Score {

@@ -194,8 +194,17 @@ func optionIndexBytes(q *Question, label []byte) int {
 
 // labelIndex returns the index of the option labelled k, or -1.
 func (q *Question) labelIndex(k []byte) int {
+	if len(k) == 0 {
+		for i := range q.Options {
+			if q.Options[i].Label == "" {
+				return i
+			}
+		}
+		return -1
+	}
 	for i := range q.Options {
-		if q.Options[i].Label == string(k) {
+		// Length and first byte first: most labels differ there.
+		if l := q.Options[i].Label; len(l) == len(k) && l[0] == k[0] && l == string(k) {
 			return i
 		}
 	}
