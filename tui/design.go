@@ -100,6 +100,7 @@ type designModel struct {
 	stDisc int
 
 	stash map[string]map[provider.QuestionType]provider.Question // criteria kept across type changes
+	stack []string                                               // the answer pane's lines (restack)
 }
 
 // editKind says what an open editor field changes.
@@ -126,6 +127,7 @@ func newDesign(e *env) *designModel {
 	for _, qe := range e.set.Questions {
 		d.validate(qe.ID)
 	}
+	d.restack()
 	return d
 }
 
@@ -186,6 +188,7 @@ func (d *designModel) resize(w, h int) {
 	for id := range d.answers {
 		d.redraw(id)
 	}
+	d.restack()
 }
 
 // redraw recomputes question id's chart lines; called whenever an answer,
@@ -433,6 +436,39 @@ func (d *designModel) edit(id string, err error) bool {
 
 // update handles keys and results for the design screen.
 func (d *designModel) update(msg tea.Msg) tea.Cmd {
+	cmd := d.handle(msg)
+	d.restack()
+	return cmd
+}
+
+// restack assembles the answer pane: the selected question's chart first,
+// then every other question's in file order, so one run shows every
+// distribution move. Done after each message, never in View.
+func (d *designModel) restack() {
+	st := &d.e.st
+	_, w := d.layout()
+	sel := d.selected()
+	d.stack = d.stack[:0]
+	add := func(qe *provider.QuestionEntry) {
+		if a := d.answers[qe.ID]; a != nil && a.lines != nil {
+			d.stack = append(d.stack, a.lines...)
+		} else {
+			d.stack = append(d.stack, st.Header.Render(fit(fmt.Sprintf("%s · %s", qe.ID, qe.Question.Type), w)), st.Muted.Render("not run yet — press r to run"))
+		}
+	}
+	if sel != nil {
+		add(sel)
+	}
+	for i := range d.e.set.Questions {
+		if i == d.cursor {
+			continue
+		}
+		d.stack = append(d.stack, "")
+		add(&d.e.set.Questions[i])
+	}
+}
+
+func (d *designModel) handle(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case runDoneMsg:
 		d.finishRun(msg)
@@ -575,10 +611,7 @@ func (d *designModel) chartKey(msg tea.KeyMsg) tea.Cmd {
 // clampScroll keeps the answer's scroll offset within its lines (with the
 // whole body as the window; View clamps again for the actual room).
 func (d *designModel) clampScroll() {
-	n := 0
-	if sel := d.selected(); sel != nil && d.answers[sel.ID] != nil {
-		n = len(d.answers[sel.ID].lines)
-	}
+	n := len(d.stack)
 	room := d.h - 2
 	if d.editing {
 		room -= d.h/2 + 2
@@ -910,6 +943,7 @@ func (d *designModel) commitOpen() bool {
 			return false
 		}
 		d.stateKey(tea.KeyMsg{Type: tea.KeyEsc})
+		d.restack()
 		return d.focus != paneState
 	case d.edInput:
 		if err := d.applyInput(); err != nil {
@@ -917,6 +951,7 @@ func (d *designModel) commitOpen() bool {
 			return false
 		}
 		d.closeInput()
+		d.restack()
 	}
 	return true
 }
@@ -1142,13 +1177,7 @@ func (d *designModel) rightView(w, h int) []string {
 		title += " " + d.spin.View() + " running… (x cancels)"
 	}
 	lines = append(lines, d.paneTitle(title, paneChart, w))
-	a := d.answers[sel.ID]
-	var chart []string
-	if a != nil {
-		chart = a.lines
-	} else {
-		chart = []string{st.Header.Render(fit(fmt.Sprintf("%s · %s", sel.ID, sel.Question.Type), w)), st.Muted.Render("not run yet — press r to run")}
-	}
+	chart := d.stack
 	room := max(1, h-len(lines))
 	maxScroll := max(0, len(chart)-room)
 	s := min(d.scroll, maxScroll)
