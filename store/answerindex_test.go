@@ -205,7 +205,7 @@ func TestAnswerSpans(t *testing.T) {
 // preIndexDB creates a database at path with only the first migration
 // applied (as jevlab before the answer index left it) and exchanges
 // inserted the way it stored them.
-func preIndexDB(t *testing.T, path string, exs []provider.Exchange) {
+func preIndexDB(t testing.TB, path string, exs []provider.Exchange) {
 	t.Helper()
 	sdb, err := sql.Open("sqlite3", "file:"+path+"?_journal_mode=WAL&_txlock=immediate")
 	if err != nil {
@@ -220,11 +220,18 @@ func preIndexDB(t *testing.T, path string, exs []provider.Exchange) {
 	if err := old.migrate(context.Background(), fstest.MapFS{"migrations/20261202_0001_init.sql": {Data: body}}, nil); err != nil {
 		t.Fatal(err)
 	}
+	tx, err := sdb.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, ex := range exs {
-		if _, err := sdb.Exec(`INSERT INTO exchanges (ext_id, request, response, recorded_at) VALUES (?,?,?,?)`,
+		if _, err := tx.Exec(`INSERT INTO exchanges (ext_id, request, response, recorded_at) VALUES (?,?,?,?)`,
 			ex.ID, []byte(ex.Request), []byte(ex.Response), ex.RecordedAt); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
 	}
 }
 

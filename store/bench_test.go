@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -49,4 +51,60 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkAnswerIndexBackfill opens a database of 100k exchanges (three
+// questions each, demo-triage's shape) stored before the answer index: the
+// one-time cost of the upgrade, reported per exchange.
+func BenchmarkAnswerIndexBackfill(b *testing.B) {
+	n := 100_000
+	if testing.Short() {
+		n = 10_000
+	}
+	const questions = `"questions":{"refund_request":{"type":"noul","instructions":"Does the message ask for a refund?"},` +
+		`"queue":{"type":"choice","instructions":"Which team?","criteria":{"billing":"Payments.","technical":"Errors.","other":"Anything else."}},` +
+		`"urgency":{"type":"score","instructions":"How soon?","criteria":["Can wait.","Days.","Today."]}}`
+	const resp = `{"model":"jev-1.13.0","answers":{"refund_request":{"type":"noul","noul":0.99},` +
+		`"queue":{"type":"choice","choice":"billing","confidence":1.0,"probabilities":{"billing":1.0,"technical":0.0,"other":0.0}},` +
+		`"urgency":{"type":"score","score":2.0,"confidence":1.0,"probabilities":{"0":0.0,"1":0.0,"2":1.0}}},"usage":{"input_tokens":250}}`
+	exs := make([]provider.Exchange, n)
+	for i := range exs {
+		exs[i] = provider.Exchange{Request: []byte(fmt.Sprintf(`{"model":"jev-latest","state":{"message":"stored message %d"},%s}`, i, questions)),
+			Response: []byte(resp), RecordedAt: "2026-11-01T00:00:00Z"}
+	}
+	dir := b.TempDir()
+	orig := filepath.Join(dir, "orig.db")
+	preIndexDB(b, orig, exs)
+	data, err := os.ReadFile(orig)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		p := filepath.Join(dir, fmt.Sprintf("copy%d.db", i))
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		db, err := Open(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var rows int
+		if err := db.sql.QueryRow(`SELECT count(*) FROM answer_index`).Scan(&rows); err != nil || rows != 3*n {
+			b.Fatalf("%d rows (%v), want %d", rows, err, 3*n)
+		}
+		db.Close()
+		if i == 0 {
+			b.StopTimer()
+			st, err := os.Stat(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(st.Size()-int64(len(data)))/float64(3*n), "db-bytes/answer")
+			b.StartTimer()
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(n), "µs/exchange")
 }
