@@ -333,16 +333,26 @@ func est(e metrics.Estimate) string {
 func (m *evalModel) metricsTable(w int) []string {
 	st := &m.e.st
 	l := []string{st.Focused.Render(fit(fmt.Sprintf(" Metrics of run %s (95%% bootstrap intervals)   [ ] picks a question", m.ra.run.ID), w))}
-	wide := w >= 100
+	wide, wider := w >= 100, w >= 150
 	head := fmt.Sprintf("   %-14s %4s %-22s %-22s", "question", "n", "accuracy", "ECE")
 	if wide {
 		head += fmt.Sprintf(" %-22s", "Brier")
+	}
+	if wider {
+		head += fmt.Sprintf(" %-22s %s", "log loss", "errors")
 	}
 	l = append(l, st.Muted.Render(fit(head, w)))
 	for i, r := range m.ra.reports {
 		row := fmt.Sprintf("%-14s %4d %-22s %-22s", truncID(r.ID, 14), r.Labelled, est(r.Accuracy), est(r.ECE))
 		if wide {
 			row += fmt.Sprintf(" %-22s", est(r.Brier))
+		}
+		if wider {
+			errs := 0
+			for _, n := range r.Errors {
+				errs += n
+			}
+			row += fmt.Sprintf(" %-22s %d", est(r.LogLoss), errs)
 		}
 		if i == m.qi {
 			l = append(l, st.Selected.Render(fit(" ▶ "+row, w)))
