@@ -61,10 +61,11 @@ type Answer struct {
 	Provenance Provenance `json:"provenance"`
 }
 
-// Decision returns the index of the decided outcome: the chosen option for a
-// choice (the provider's choice field), the level with the highest
-// probability for a score (first on ties), and for a noul 1 when P >=
-// threshold else 0.
+// Decision returns the index of the most probable outcome: the option or
+// level with the highest probability (first on ties), and for a noul 1 when
+// P >= threshold else 0. It needs no question, so for a choice it cannot
+// honour the provider's own choice field on near-ties; use DecisionFor
+// where the question is at hand.
 func (a *Answer) Decision(threshold float64) int {
 	switch a.Type {
 	case Noul:
@@ -81,6 +82,19 @@ func (a *Answer) Decision(threshold float64) int {
 		}
 		return bi
 	}
+}
+
+// DecisionFor returns the decided outcome of an answer to q: for a choice
+// the option the provider chose (its choice field, which on rounded ties can
+// differ from the argmax), falling back to the most probable option; for a
+// score the most probable level; for a noul 1 when P >= threshold else 0.
+func (a *Answer) DecisionFor(q *Question, threshold float64) int {
+	if q != nil && a.Type == Choice && a.Choice != "" {
+		if i := q.OptionIndex(a.Choice); i >= 0 {
+			return i
+		}
+	}
+	return a.Decision(threshold)
 }
 
 // Result is the outcome of one call: the checked answers in request order
