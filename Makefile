@@ -3,6 +3,7 @@
 
 GO        ?= go
 BIN       := bin/jevlab
+VERSION   ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 PKGS      := ./...
 # The race detector is on in tests; CGO is required by go-sqlite3.
 export CGO_ENABLED := 1
@@ -12,7 +13,7 @@ export CGO_ENABLED := 1
 all: build
 
 build:
-	$(GO) build -o $(BIN) ./cmd/jevlab
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/jevlab
 
 run: build
 	./$(BIN)

@@ -63,6 +63,7 @@ func (a *app) liveClient() (*systemone.Client, bool, error) {
 		Concurrency: a.concurrency,
 		RPS:         a.rps,
 		Timeout:     a.timeout,
+		Version:     version,
 	})
 	if err != nil {
 		return nil, false, usageErr(err)
