@@ -421,6 +421,8 @@ func (m *Model) header(w int) string {
 	switch {
 	case e.prov == nil && e.connErr != nil:
 		mode = "no provider"
+	case e.prov == nil && mode != "":
+		mode += " (loading answers…)"
 	case e.prov == nil:
 		mode = "connecting…"
 	case mode == "":
