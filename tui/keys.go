@@ -85,7 +85,10 @@ type helpMap struct {
 	full  [][]key.Binding
 }
 
-func (h helpMap) ShortHelp() []key.Binding  { return h.short }
+// ShortHelp is the key bar's bindings.
+func (h helpMap) ShortHelp() []key.Binding { return h.short }
+
+// FullHelp is the `?` screen's bindings, in columns.
 func (h helpMap) FullHelp() [][]key.Binding { return h.full }
 
 // globalKeys are shown in every context's full help.
