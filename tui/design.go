@@ -101,6 +101,49 @@ type designModel struct {
 
 	stash map[string]map[provider.QuestionType]provider.Question // criteria kept across type changes
 	stack []string                                               // the answer pane's lines (restack)
+
+	undo  []*questionset.Set // sets before each edit, newest last
+	clean []byte             // the set as last loaded or saved
+	muts  int                // edits made (to know whether to keep a checkpoint)
+}
+
+// maxUndo bounds the undo history.
+const maxUndo = 100
+
+// withUndo runs fn, keeping the set as it was before as an undo step when
+// fn changed it.
+func (d *designModel) withUndo(fn func() tea.Cmd) tea.Cmd {
+	before, n := d.e.set.Clone(), d.muts
+	cmd := fn()
+	if d.muts != n {
+		d.undo = append(d.undo, before)
+		if len(d.undo) > maxUndo {
+			d.undo = d.undo[len(d.undo)-maxUndo:]
+		}
+	}
+	return cmd
+}
+
+// undoEdit restores the set as it was before the last edit.
+func (d *designModel) undoEdit() {
+	if len(d.undo) == 0 {
+		d.e.say("nothing to undo")
+		return
+	}
+	prev := d.undo[len(d.undo)-1]
+	d.undo = d.undo[:len(d.undo)-1]
+	*d.e.set = *prev
+	cur, err := d.e.set.Marshal()
+	d.e.dirty = err != nil || !bytes.Equal(cur, d.clean)
+	for _, qe := range d.e.set.Questions {
+		d.validate(qe.ID)
+		d.redraw(qe.ID)
+	}
+	d.cursor = min(d.cursor, max(0, len(d.e.set.Questions)-1))
+	if sel := d.selected(); sel != nil {
+		d.edRow = min(d.edRow, d.edRows(&sel.Question)-1)
+	}
+	d.e.say("undone (%d more)", len(d.undo))
 }
 
 // editKind says what an open editor field changes.
@@ -127,6 +170,7 @@ func newDesign(e *env) *designModel {
 	for _, qe := range e.set.Questions {
 		d.validate(qe.ID)
 	}
+	d.clean, _ = e.set.Marshal()
 	d.restack()
 	return d
 }
@@ -426,6 +470,7 @@ func (d *designModel) edit(id string, err error) bool {
 		return false
 	}
 	d.e.dirty = true
+	d.muts++
 	d.validate(id)
 	if d.answers[id] == nil {
 		d.answers[id] = &qAnswer{}
@@ -483,6 +528,7 @@ func (d *designModel) handle(msg tea.Msg) tea.Cmd {
 			d.e.set.Path = msg.path
 			shown = msg.path // a new file: say where
 		}
+		d.clean = msg.data
 		if cur, err := d.e.set.Marshal(); err == nil && bytes.Equal(cur, msg.data) {
 			d.e.dirty = false
 		}
@@ -516,12 +562,15 @@ func (d *designModel) handle(msg tea.Msg) tea.Cmd {
 func (d *designModel) key(msg tea.KeyMsg) tea.Cmd {
 	k := d.e.keys
 	if d.focus == paneState {
-		return d.stateKey(msg)
+		return d.withUndo(func() tea.Cmd { return d.stateKey(msg) })
 	}
 	if d.edInput {
-		return d.inputKey(msg)
+		return d.withUndo(func() tea.Cmd { return d.inputKey(msg) })
 	}
 	switch {
+	case key.Matches(msg, k.Undo):
+		d.undoEdit()
+		return nil
 	case key.Matches(msg, k.Run):
 		return d.run()
 	case key.Matches(msg, k.Cancel):
@@ -553,7 +602,7 @@ func (d *designModel) key(msg tea.KeyMsg) tea.Cmd {
 	case paneChart:
 		return d.chartKey(msg)
 	case paneEditor:
-		return d.editorKey(msg)
+		return d.withUndo(func() tea.Cmd { return d.editorKey(msg) })
 	}
 	return nil
 }
@@ -936,6 +985,12 @@ func (d *designModel) checkState() {
 // inside one): true when nothing is open or the edit applied, false (with
 // the reason shown) when its content is invalid.
 func (d *designModel) commitOpen() bool {
+	ok := true
+	d.withUndo(func() tea.Cmd { ok = d.commitOpenNow(); return nil })
+	return ok
+}
+
+func (d *designModel) commitOpenNow() bool {
 	switch {
 	case d.focus == paneState:
 		if _, err := d.stateValue(); err != nil {
@@ -979,6 +1034,7 @@ func (d *designModel) stateKey(msg tea.KeyMsg) tea.Cmd {
 				return nil
 			}
 			d.e.dirty = true
+			d.muts++
 			for id := range d.answers {
 				a := d.answers[id]
 				a.err = ""
@@ -1007,7 +1063,7 @@ func (d *designModel) help() helpMap {
 	case d.edInput:
 		short = []key.Binding{withHelp(k.Back, "esc", "apply"), k.AsJSON, withHelp(k.Save, "ctrl+s", "apply & save")}
 	case d.focus == paneEditor:
-		short = []key.Binding{k.Up, k.Down, withHelp(k.Open, "enter", "edit"), k.Add, k.Delete, k.Rename, k.MoveUp, k.MoveDown, k.Type, k.Run, k.Save, k.Back}
+		short = []key.Binding{k.Up, k.Down, withHelp(k.Open, "enter", "edit"), k.Add, k.Delete, k.Rename, k.MoveUp, k.MoveDown, k.Type, k.Undo, k.Run, k.Save, k.Back}
 	case d.focus == paneChart:
 		short = []key.Binding{k.Up, k.Down, k.PageDown, k.EditQuestion, k.Run, k.Focus, k.Back}
 	default:
@@ -1018,7 +1074,7 @@ func (d *designModel) help() helpMap {
 	}
 	full := [][]key.Binding{
 		{k.Run, k.Cancel, k.EditQuestion, k.EditState, k.Focus, k.Save},
-		{k.Add, k.Delete, k.Rename, k.MoveUp, k.MoveDown, k.Type, withHelp(k.Open, "enter", "edit field"), k.AsJSON},
+		{k.Add, k.Delete, k.Rename, k.MoveUp, k.MoveDown, k.Type, withHelp(k.Open, "enter", "edit field"), k.AsJSON, k.Undo},
 		k.navKeys(),
 	}
 	return helpMap{short: short, full: full}

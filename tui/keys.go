@@ -15,7 +15,7 @@ type KeyMap struct {
 	// Design screen.
 	Run, Cancel, EditQuestion, EditState key.Binding
 	// Question editor.
-	Add, Delete, Rename, MoveUp, MoveDown, Type, AsJSON key.Binding
+	Add, Delete, Rename, MoveUp, MoveDown, Type, AsJSON, Undo key.Binding
 	// Lists.
 	Filter, Cycle, Mark key.Binding
 	// Evaluation screen.
@@ -61,6 +61,7 @@ func DefaultKeyMap() KeyMap {
 		MoveDown: b([]string{"J", "shift+down"}, "J", "move down"),
 		Type:     b([]string{"t"}, "t", "change type"),
 		AsJSON:   b([]string{"ctrl+j"}, "ctrl+j", "text/JSON"),
+		Undo:     b([]string{"u", "ctrl+z"}, "u", "undo"),
 
 		Filter: b([]string{"/"}, "/", "filter"),
 		Cycle:  b([]string{"f"}, "f", "wrong/low-conf"),

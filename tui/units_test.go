@@ -218,3 +218,34 @@ func TestSaveFromEditor(t *testing.T) {
 	}
 	_ = set
 }
+
+// TestUndo: u undoes edits one at a time, back to the file as loaded.
+func TestUndo(t *testing.T) {
+	m, set, _ := newTriage(t)
+	drive(m, tea.WindowSizeMsg{Width: 100, Height: 30})
+	orig, _ := set.Marshal()
+	drive(m, keys("e")...)
+	drive(m, press(tea.KeyDown), press(tea.KeyDown))
+	drive(m, keys("d")...) // delete billing
+	drive(m, keys("J")...) // move orders down
+	drive(m, keys("t")...) // to score
+	if set.Questions[0].Question.Type != "score" {
+		t.Fatalf("setup: type %s", set.Questions[0].Question.Type)
+	}
+	drive(m, keys("u")...)
+	if q := set.Questions[0].Question; q.Type != "choice" || q.Options[0].Label != "shipping" {
+		t.Errorf("after one undo: %s %v", q.Type, q.Options)
+	}
+	drive(m, keys("uu")...)
+	got, _ := set.Marshal()
+	if string(got) != string(orig) {
+		t.Errorf("three undos do not restore the file:\n%s", got)
+	}
+	if m.e.dirty {
+		t.Error("undoing every edit left the set marked unsaved")
+	}
+	drive(m, keys("u")...)
+	if !strings.Contains(m.View(), "nothing to undo") {
+		t.Error("a fourth undo did not say there is nothing to undo")
+	}
+}
