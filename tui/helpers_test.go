@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"hash/fnv"
 	"io"
 	"math"
@@ -326,3 +327,5 @@ func (c *countingProvider) Ask(ctx context.Context, req *provider.Request) (*pro
 	c.mu.Unlock()
 	return c.p.Ask(ctx, req)
 }
+
+func fmtType(v any) string { return fmt.Sprintf("%T", v) }
