@@ -245,6 +245,9 @@ func (m *runsModel) view(w, h int) string {
 		return st.Bad.Render(" runs: " + firstLine(m.err.Error()))
 	}
 	title := fmt.Sprintf(" Runs %d of %d", len(m.rows), len(m.runs))
+	if len(m.runs) == runsPage {
+		title += fmt.Sprintf(" (the newest %d; `jevlab runs` lists all)", runsPage)
+	}
 	if m.thisSet {
 		title += " · set " + m.e.set.Title()
 	}
