@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/jevlab/jevlab/internal/editdist"
 )
 
 // A state path as the docs write them: `ticket.messages[0].text`.
@@ -184,7 +186,7 @@ func fixFrom(v any, segs []string) string {
 			return ""
 		}
 		for _, k := range sortedKeys(m) {
-			if editDistance(k, s) <= 1+len(s)/6 {
+			if editdist.Levenshtein(k, s) <= 1+len(s)/6 {
 				fixed := append(append(append([]string(nil), segs[:i]...), k), segs[i+1:]...)
 				if resolveFrom(m[k], segs[i+1:]) {
 					return joinPath(fixed)
@@ -196,7 +198,7 @@ func fixFrom(v any, segs []string) string {
 	if len(segs) == 1 {
 		if m, ok := v.(map[string]any); ok {
 			for _, k := range sortedKeys(m) {
-				if editDistance(k, segs[0]) <= 1+len(segs[0])/6 {
+				if editdist.Levenshtein(k, segs[0]) <= 1+len(segs[0])/6 {
 					return k
 				}
 			}
@@ -223,26 +225,4 @@ func sortedKeys(m map[string]any) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

@@ -11,7 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
+	"github.com/jevlab/jevlab/internal/editdist"
 	"github.com/jevlab/jevlab/provider"
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -695,28 +697,13 @@ func suggest(s string, known []string) string {
 	return best
 }
 
+// levenshtein is the edit distance for suggestions, with long words (never
+// a typo of a known field) cut short at 99 so a hostile key costs nothing.
 func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	if len(ra) > 64 || len(rb) > 64 {
+	if utf8.RuneCountInString(a) > 64 || utf8.RuneCountInString(b) > 64 {
 		return 99
 	}
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			c := 1
-			if ra[i-1] == rb[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
+	return editdist.Levenshtein(a, b)
 }
 
 // formatFloat spells x the shortest way that round-trips.
