@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 )
@@ -79,4 +80,81 @@ func TestWeightsManyOptions(t *testing.T) {
 		}
 		check(t, fmt.Sprintf("k=%d accuracy", k), got[0], right/float64(len(exp)))
 	}
+}
+
+// TestOrderInvariance: without resampling, every metric is the same
+// whatever order the observations come in (ties are grouped, never ordered).
+func TestOrderInvariance(t *testing.T) {
+	em := loadRecording(t, "entity-merge", "recorded.jsonl")
+	cs := loadRecording(t, "citation-support", "recorded.jsonl")
+	opt := Options{Bootstrap: -1, NoiseFloorDraws: -1, MinLabels: 1 << 30}
+	for _, c := range []struct {
+		rec *recording
+		qid string
+	}{{em, "same_entity"}, {em, "action"}, {cs, "supports"}, {cs, "coverage"}} {
+		q := c.rec.question(t, c.qid)
+		obs := c.rec.obs(c.qid)
+		want, _ := json.Marshal(Compute(q, obs, opt))
+		rev := make([]Obs, len(obs))
+		for i := range obs {
+			rev[(i*7919)%len(obs)] = obs[i] // a fixed permutation (7919 is prime to 400 and 420)
+		}
+		got, _ := json.Marshal(Compute(q, rev, opt))
+		var a, b any
+		if json.Unmarshal(want, &a) != nil || json.Unmarshal(got, &b) != nil {
+			t.Fatal("report does not round-trip")
+		}
+		if path := sameJSON(a, b, c.qid); path != "" {
+			t.Errorf("metrics depend on item order at %s", path)
+		}
+		var r QuestionReport
+		if err := json.Unmarshal(want, &r); err != nil {
+			t.Fatal(err)
+		}
+		for name, v := range map[string]float64{"accuracy": r.Accuracy.Value, "ece": r.ECE.Value, "ece_mass": r.ECEMass.Value, "aurc": r.Selective.AURC.Value} {
+			if !(v >= 0 && v <= 1) {
+				t.Errorf("%s %s = %v out of [0,1]", c.qid, name, v)
+			}
+		}
+		if !(r.Brier.Value >= 0 && r.Brier.Value <= 2) {
+			t.Errorf("%s brier %v", c.qid, r.Brier.Value)
+		}
+	}
+}
+
+// sameJSON compares decoded JSON trees, numbers up to summation-order
+// rounding (1e-12 relative); it returns the first differing path.
+func sameJSON(a, b any, path string) string {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return path
+		}
+		for k, v := range x {
+			if p := sameJSON(v, y[k], path+"."+k); p != "" {
+				return p
+			}
+		}
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return path
+		}
+		for i := range x {
+			if p := sameJSON(x[i], y[i], fmt.Sprintf("%s[%d]", path, i)); p != "" {
+				return p
+			}
+		}
+	case float64:
+		y, ok := b.(float64)
+		if !ok || !closeTo(x, y, 1e-12) {
+			return path
+		}
+	default:
+		if a != b {
+			return path
+		}
+	}
+	return ""
 }
