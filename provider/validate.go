@@ -42,7 +42,7 @@ func (r *Request) ValidateWith(lim Limits) error {
 	if r.Model == "" {
 		add("", "model", "missing; name a model such as jev-latest")
 	}
-	switch kindOf(r.State) {
+	switch KindOfJSON(r.State) {
 	case 's', 'o', 'a':
 	case 0:
 		add("", "state", "missing; give a string, object or array")
@@ -51,7 +51,7 @@ func (r *Request) ValidateWith(lim Limits) error {
 	case 'x':
 		add("", "state", "is not valid JSON")
 	default:
-		add("", "state", "must be a string, object or array, not a "+kindName(kindOf(r.State)))
+		add("", "state", "must be a string, object or array, not a "+KindOfJSON(r.State).String())
 	}
 	if len(r.Questions) == 0 {
 		add("", "questions", "at least one question is required")
@@ -163,16 +163,16 @@ func (q *Question) problems() []error {
 		return probs
 	}
 	if q.Instructions != nil {
-		switch k := kindOf(q.Instructions); k {
+		switch k := KindOfJSON(q.Instructions); k {
 		case 's', 'o', 'a', 'n':
 		case 'x':
 			add("instructions", "is not valid JSON")
 		default:
-			add("instructions", "must be a string, object or array, not a %s", kindName(k))
+			add("instructions", "must be a string, object or array, not a %s", k)
 		}
 	}
 	checkEntry := func(field string, v json.RawMessage, nullOK bool) {
-		switch k := kindOf(v); k {
+		switch k := KindOfJSON(v); k {
 		case 's', 'o', 'a':
 		case 'n', 0:
 			if !nullOK {
@@ -181,7 +181,7 @@ func (q *Question) problems() []error {
 		case 'x':
 			add(field, "is not valid JSON")
 		default:
-			add(field, "must be a string, object or array, not a %s", kindName(k))
+			add(field, "must be a string, object or array, not a %s", k)
 		}
 	}
 	switch q.Type {
@@ -313,9 +313,16 @@ func labelProblem(label string) string {
 	return ""
 }
 
-// kindOf classifies raw JSON by its first byte: s string, o object, a array,
-// n null, d number, b bool, x invalid, 0 absent.
-func kindOf(v json.RawMessage) byte {
+// JSONKind is the kind of a raw JSON value, told by its first significant
+// byte: 's' string, 'o' object, 'a' array, 'n' null, 'd' number,
+// 'b' boolean, 'x' not valid JSON, 0 absent (a nil value). Callers compare
+// it with those byte literals and print it with %s.
+type JSONKind byte
+
+// KindOfJSON classifies v (see JSONKind). v must be one whole JSON value to
+// be classified by its first byte; anything else, including an empty
+// non-nil v, is 'x'.
+func KindOfJSON(v json.RawMessage) JSONKind {
 	if v == nil {
 		return 0
 	}
@@ -343,7 +350,10 @@ func kindOf(v json.RawMessage) byte {
 	return 0
 }
 
-func kindName(k byte) string {
+// String names the kind for messages such as "must be an object, not a
+// number": "string", "object", "array", "null", "boolean", "number",
+// "invalid JSON" ('x') or "missing value" (absent).
+func (k JSONKind) String() string {
 	switch k {
 	case 's':
 		return "string"
@@ -357,8 +367,10 @@ func kindName(k byte) string {
 		return "boolean"
 	case 'd':
 		return "number"
+	case 'x':
+		return "invalid JSON"
 	}
-	return "value"
+	return "missing value"
 }
 
 // plainLabel is the fast accept for the common label: printable ASCII with

@@ -223,13 +223,13 @@ func (im *importer) setState(path string, v json.RawMessage) error {
 	if v == nil {
 		return nil
 	}
-	switch kind(v) {
+	switch provider.KindOfJSON(v) {
 	case 's', 'o', 'a':
 		im.state = provider.Compact(v)
 	case 'n':
 		im.note("%s was null; the set has no working state", path)
 	default:
-		return im.fail(path, "must be a string, object or array (System One state), not a %s", kindName(kind(v)))
+		return im.fail(path, "must be a string, object or array (System One state), not a %s", provider.KindOfJSON(v))
 	}
 	return nil
 }
@@ -256,7 +256,12 @@ func (im *importer) parseObject(path string, raw json.RawMessage) (*object, erro
 		return nil, im.fail(path, "invalid JSON: %v", err)
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, im.fail(path, "must be a JSON object, not a %s", kindName(kind(raw)))
+		k := provider.KindOfJSON(raw)
+		if k == 'x' {
+			var v any
+			return nil, im.fail(path, "invalid JSON: %v", json.Unmarshal(raw, &v))
+		}
+		return nil, im.fail(path, "must be a JSON object, not a %s", k)
 	}
 	o := &object{path: path}
 	seen := make(map[string]bool)
@@ -319,7 +324,7 @@ func (im *importer) only(o *object, what string, allowed ...string) error {
 func (im *importer) str(path string, v json.RawMessage) (string, error) {
 	var s string
 	if err := json.Unmarshal(v, &s); err != nil {
-		return "", im.fail(path, "must be a string, not a %s", kindName(kind(v)))
+		return "", im.fail(path, "must be a string, not a %s", provider.KindOfJSON(v))
 	}
 	return s, nil
 }
@@ -328,7 +333,7 @@ func (im *importer) str(path string, v json.RawMessage) (string, error) {
 func (im *importer) probability(path string, v json.RawMessage) (float64, error) {
 	var f float64
 	if err := json.Unmarshal(v, &f); err != nil {
-		return 0, im.fail(path, "must be a number between 0 and 1, not a %s", kindName(kind(v)))
+		return 0, im.fail(path, "must be a number between 0 and 1, not a %s", provider.KindOfJSON(v))
 	}
 	if f < 0 || f > 1 {
 		return 0, im.fail(path, "%v is outside [0, 1]", f)
@@ -339,11 +344,11 @@ func (im *importer) probability(path string, v json.RawMessage) (float64, error)
 // textSlot checks a text slot (instructions, a criteria entry): a string,
 // object, array or null, returned compact.
 func (im *importer) textSlot(path string, v json.RawMessage) (json.RawMessage, error) {
-	switch kind(v) {
+	switch provider.KindOfJSON(v) {
 	case 's', 'o', 'a', 'n':
 		return provider.Compact(v), nil
 	}
-	return nil, im.fail(path, "must be text (a string, object or array), not a %s", kindName(kind(v)))
+	return nil, im.fail(path, "must be text (a string, object or array), not a %s", provider.KindOfJSON(v))
 }
 
 // options reads an ordered label → description object.
@@ -367,7 +372,7 @@ func (im *importer) options(path string, v json.RawMessage) ([]provider.Option, 
 func (im *importer) levels(path string, v json.RawMessage) ([]json.RawMessage, error) {
 	var raw []json.RawMessage
 	if err := json.Unmarshal(v, &raw); err != nil {
-		return nil, im.fail(path, "must be an array of levels, lowest first, not a %s", kindName(kind(v)))
+		return nil, im.fail(path, "must be an array of levels, lowest first, not a %s", provider.KindOfJSON(v))
 	}
 	out := make([]json.RawMessage, len(raw))
 	for i, l := range raw {
@@ -404,44 +409,4 @@ func needsQuoting(key string) bool {
 		}
 	}
 	return false
-}
-
-// kind classifies raw JSON by its first significant byte: s string,
-// o object, a array, n null, d number, b bool, 0 absent or invalid.
-func kind(v json.RawMessage) byte {
-	t := bytes.TrimSpace(v)
-	if len(t) == 0 {
-		return 0
-	}
-	switch t[0] {
-	case '"':
-		return 's'
-	case '{':
-		return 'o'
-	case '[':
-		return 'a'
-	case 'n':
-		return 'n'
-	case 't', 'f':
-		return 'b'
-	}
-	return 'd'
-}
-
-func kindName(k byte) string {
-	switch k {
-	case 's':
-		return "string"
-	case 'o':
-		return "object"
-	case 'a':
-		return "array"
-	case 'n':
-		return "null"
-	case 'b':
-		return "boolean"
-	case 'd':
-		return "number"
-	}
-	return "missing value"
 }

@@ -136,7 +136,7 @@ func (im *importer) noeticDecide(node *object) error {
 		}
 	}
 	var frame json.RawMessage
-	if iv := node.get("instructions"); iv != nil && kind(iv) != 'n' {
+	if iv := node.get("instructions"); iv != nil && provider.KindOfJSON(iv) != 'n' {
 		if frame, err = im.textSlot(join(node.path, "instructions"), iv); err != nil {
 			return err
 		}
@@ -190,7 +190,7 @@ func framed(frame, own json.RawMessage) json.RawMessage {
 	var b bytes.Buffer
 	b.WriteString(`{"context":`)
 	b.Write(frame)
-	if own != nil && kind(own) != 'n' {
+	if own != nil && provider.KindOfJSON(own) != 'n' {
 		b.WriteString(`,"question":`)
 		b.Write(own)
 	}
@@ -212,7 +212,7 @@ func (im *importer) noeticQuestion(path, id string, raw json.RawMessage) (provid
 	if err != nil {
 		return q, err
 	}
-	if iv := o.get("instructions"); iv != nil && kind(iv) != 'n' {
+	if iv := o.get("instructions"); iv != nil && provider.KindOfJSON(iv) != 'n' {
 		if q.Instructions, err = im.textSlot(join(path, "instructions"), iv); err != nil {
 			return q, err
 		}
@@ -250,7 +250,7 @@ func (im *importer) noeticQuestion(path, id string, raw json.RawMessage) (provid
 		if err := im.only(o, "a Noetic boolean question", "type", "instructions", "criteria", "threshold"); err != nil {
 			return q, err
 		}
-		if cv := o.get("criteria"); cv != nil && kind(cv) != 'n' {
+		if cv := o.get("criteria"); cv != nil && provider.KindOfJSON(cv) != 'n' {
 			if q.Options, err = im.options(join(path, "criteria"), cv); err != nil {
 				return q, err
 			}
@@ -278,7 +278,7 @@ func (im *importer) noeticQuestion(path, id string, raw json.RawMessage) (provid
 // noeticChoices reads choices: an array of labels (descriptions null) or a
 // record label → description, order kept; values must be unique.
 func (im *importer) noeticChoices(path string, v json.RawMessage) ([]provider.Option, error) {
-	switch kind(v) {
+	switch provider.KindOfJSON(v) {
 	case 'o':
 		return im.options(path, v)
 	case 'a':
@@ -301,7 +301,7 @@ func (im *importer) noeticChoices(path string, v json.RawMessage) ([]provider.Op
 		}
 		return opts, nil
 	}
-	return nil, im.fail(path, "must be an array of labels or a record label → description, not a %s", kindName(kind(v)))
+	return nil, im.fail(path, "must be an array of labels or a record label → description, not a %s", provider.KindOfJSON(v))
 }
 
 // noeticLevels reads levels: strings, or {label, description} objects. A
@@ -310,14 +310,14 @@ func (im *importer) noeticChoices(path string, v json.RawMessage) ([]provider.Op
 func (im *importer) noeticLevels(path string, v json.RawMessage) ([]json.RawMessage, error) {
 	var raw []json.RawMessage
 	if err := json.Unmarshal(v, &raw); err != nil {
-		return nil, im.fail(path, "must be an array of levels, lowest first, not a %s", kindName(kind(v)))
+		return nil, im.fail(path, "must be an array of levels, lowest first, not a %s", provider.KindOfJSON(v))
 	}
 	out := make([]json.RawMessage, 0, len(raw))
 	seen := make(map[string]bool, len(raw))
 	for i, r := range raw {
 		lp := fmt.Sprintf("%s[%d]", path, i)
 		var label string
-		switch kind(r) {
+		switch provider.KindOfJSON(r) {
 		case 's':
 			label, _ = im.str(lp, r)
 			out = append(out, provider.Compact(r))
@@ -337,7 +337,7 @@ func (im *importer) noeticLevels(path string, v json.RawMessage) ([]json.RawMess
 				return nil, err
 			}
 			dv := lo.get("description")
-			if dv == nil || kind(dv) == 'n' {
+			if dv == nil || provider.KindOfJSON(dv) == 'n' {
 				out = append(out, provider.String(label))
 				break
 			}
@@ -353,7 +353,7 @@ func (im *importer) noeticLevels(path string, v json.RawMessage) ([]json.RawMess
 			b.WriteByte('}')
 			out = append(out, b.Bytes())
 		default:
-			return nil, im.fail(lp, "must be a label or {label, description}, not a %s", kindName(kind(r)))
+			return nil, im.fail(lp, "must be a label or {label, description}, not a %s", provider.KindOfJSON(r))
 		}
 		if label == "" {
 			return nil, im.fail(lp, "empty level label")
@@ -368,7 +368,7 @@ func (im *importer) noeticLevels(path string, v json.RawMessage) ([]json.RawMess
 
 func (im *importer) optString(o *object, key string) (string, error) {
 	v := o.get(key)
-	if v == nil || kind(v) == 'n' {
+	if v == nil || provider.KindOfJSON(v) == 'n' {
 		return "", nil
 	}
 	return im.str(join(o.path, key), v)
@@ -376,7 +376,7 @@ func (im *importer) optString(o *object, key string) (string, error) {
 
 func hasDescription(opts []provider.Option) bool {
 	for _, o := range opts {
-		if k := kind(o.Description); k != 'n' && k != 0 && provider.Text(o.Description) != "" {
+		if k := provider.KindOfJSON(o.Description); k != 'n' && k != 0 && provider.Text(o.Description) != "" {
 			return true
 		}
 	}
@@ -409,7 +409,7 @@ func outcomeLabels(q *provider.Question) []string {
 // or the "label" of a structured {label, description} entry (as Noetic
 // levels are imported), else the compact JSON.
 func LevelLabel(level json.RawMessage) string {
-	if kind(level) == 'o' {
+	if provider.KindOfJSON(level) == 'o' {
 		var l struct {
 			Label *string `json:"label"`
 		}

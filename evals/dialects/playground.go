@@ -128,7 +128,7 @@ func (im *importer) playground(data []byte) error {
 			return im.fail("payload.apiVersion", "%q: jevlab reads apiVersion v1 share links only", s)
 		}
 	}
-	if v := top.get("documentText"); v != nil && kind(v) != 'n' {
+	if v := top.get("documentText"); v != nil && provider.KindOfJSON(v) != 'n' {
 		doc, err := im.str("payload.documentText", v)
 		if err != nil {
 			return err
@@ -160,7 +160,7 @@ func (im *importer) playground(data []byte) error {
 			return err
 		}
 	}
-	if v := top.get("selectedModels"); v != nil && kind(v) != 'n' {
+	if v := top.get("selectedModels"); v != nil && provider.KindOfJSON(v) != 'n' {
 		var models []string
 		if err := json.Unmarshal(v, &models); err != nil {
 			return im.fail("payload.selectedModels", "must be an array of model names")
@@ -210,17 +210,17 @@ func ShareFor(set *questionset.Set) (Share, []string, error) {
 		model = provider.DefaultModel
 	}
 	sh := Share{APIVersion: "v1", SelectedModels: []string{model}}
-	switch kind(set.State) {
+	switch provider.KindOfJSON(set.State) {
 	case 0, 'n':
 	case 's':
 		sh.DocumentText = provider.Text(set.State)
-		if kind(documentState(sh.DocumentText)) != 's' {
+		if provider.KindOfJSON(documentState(sh.DocumentText)) != 's' {
 			notes = append(notes, "the state is text that reads as JSON; the share cannot tell text from JSON text, so it opens (and imports back) as a structured state")
 		}
 	case 'o', 'a':
 		sh.DocumentText = indent(set.State)
 	default:
-		return Share{}, nil, fmt.Errorf("state must be a string, object or array, not a %s", kindName(kind(set.State)))
+		return Share{}, nil, fmt.Errorf("state must be a string, object or array, not a %s", provider.KindOfJSON(set.State))
 	}
 	qs, err := set.Questions.MarshalJSON()
 	if err != nil {

@@ -30,7 +30,7 @@ func (im *importer) assistantRuntime(data []byte) error {
 	if err := im.setState("state", top.get("state")); err != nil {
 		return err
 	}
-	if pv := top.get("profile"); pv != nil && kind(pv) != 'n' {
+	if pv := top.get("profile"); pv != nil && provider.KindOfJSON(pv) != 'n' {
 		im.note("assistant-runtime profile %s is the runtime's own and is not sent to the provider; it is kept only in this note.", provider.Compact(pv))
 	}
 	qs := top.get("questions")

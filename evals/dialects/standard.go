@@ -67,7 +67,7 @@ func (im *importer) standardQuestion(path string, raw json.RawMessage) (provider
 		return q, err
 	}
 	iv := o.get("instructions")
-	if iv == nil || kind(iv) == 'n' {
+	if iv == nil || provider.KindOfJSON(iv) == 'n' {
 		return q, im.fail(join(path, "instructions"), "missing; the Standard Agents spec requires instructions for every question")
 	}
 	if q.Instructions, err = im.textSlot(join(path, "instructions"), iv); err != nil {
@@ -103,7 +103,7 @@ func (im *importer) standardQuestion(path string, raw json.RawMessage) (provider
 		if err := im.only(o, "a Standard Agents boolean question", "type", "instructions", "criteria"); err != nil {
 			return q, err
 		}
-		if cv := o.get("criteria"); cv != nil && kind(cv) != 'n' {
+		if cv := o.get("criteria"); cv != nil && provider.KindOfJSON(cv) != 'n' {
 			if q.Options, err = im.options(join(path, "criteria"), cv); err != nil {
 				return q, err
 			}
