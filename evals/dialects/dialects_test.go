@@ -392,7 +392,9 @@ questions:
 	bad := []struct{ in, want string }{
 		{"a: [1, 2\n", "in.yaml: noetic: neither JSON nor YAML: yaml: line 1: did not find expected ',' or ']'"},
 		{"{\"a\": [}", `in.yaml: noetic: invalid JSON: invalid character '}' looking for beginning of value`},
-		{"base: &b {type: boolean}\nq:\n  <<: *b\n  instructions: x\n", "in.yaml: noetic: line 3: merge keys (<<) are not supported in an import source; write the fields out"},
+		{"a: {type: boolean, instructions: x}\na: {type: boolean, instructions: y}\n", `in.yaml: noetic: line 2: duplicate key "a" (first at line 1)`},
+		{"1: {type: boolean, instructions: x}\n", `in.yaml: noetic: line 1: a key must be text, not a number; quote it: "1"`},
+		{"a: &x [*x]\n", "in.yaml: noetic: line 1: nested more than 512 levels deep"},
 		{"   \n", "in.yaml: noetic: the source is empty"},
 	}
 	for _, c := range bad {
@@ -400,5 +402,28 @@ questions:
 		if err == nil || err.Error() != c.want {
 			t.Errorf("Import(%q) error\n got %v\nwant %s", c.in, err, c.want)
 		}
+	}
+}
+
+// A YAML source may share fields through an anchor and a merge key (<<),
+// as question-set files may: the question's own fields come first, then the
+// merged ones it does not set.
+func TestImportYAMLMergeKeys(t *testing.T) {
+	src := `urgent: &base
+  type: boolean
+  instructions: Is it urgent?
+angry:
+  <<: *base
+  instructions: Is the customer angry?
+`
+	im, err := Import(Noetic, "node.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"model":"jev-latest","state":null,"questions":{` +
+		`"urgent":{"type":"noul","instructions":"Is it urgent?"},` +
+		`"angry":{"type":"noul","instructions":"Is the customer angry?"}}}`
+	if got := wire(t, im.Set); got != want {
+		t.Errorf("wire\n got %s\nwant %s", got, want)
 	}
 }

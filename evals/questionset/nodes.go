@@ -46,6 +46,26 @@ func toJSON(n *yaml.Node) (json.RawMessage, error) {
 	return json.RawMessage(b.Bytes()), nil
 }
 
+// YAMLNodeJSON converts a YAML node tree, as yaml.Unmarshal fills a
+// yaml.Node, to compact JSON the way Parse reads a question set: key order
+// and number spelling kept, aliases and merge keys (<<) resolved, duplicate
+// keys and keys that are not text rejected, and the expansion through
+// aliases (16 MB) and the nesting (512 levels) capped. Other readers of
+// YAML-written JSON documents (the dialect importers) use it so the two
+// read YAML alike. A problem is an *Error with the Line and Col of the node
+// at fault; File is left for the caller.
+func YAMLNodeJSON(n *yaml.Node) (json.RawMessage, error) {
+	raw, err := toJSON(n)
+	if err != nil {
+		var pe *posError
+		if errors.As(err, &pe) {
+			return nil, &Error{Line: pe.node.Line, Col: pe.node.Column, Msg: pe.msg}
+		}
+		return nil, err
+	}
+	return raw, nil
+}
+
 func (c *converter) charge(n int, at *yaml.Node) error {
 	c.budget -= n
 	if c.budget < 0 {
