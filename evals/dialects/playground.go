@@ -30,33 +30,27 @@ type Share struct {
 }
 
 // MarshalJSON writes the payload with the Playground's field order and
-// without HTML escaping (as JavaScript's JSON.stringify).
+// without HTML escaping (as JavaScript's JSON.stringify; provider.String
+// spells strings that way).
 func (s Share) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString(`{"apiVersion":`)
-	b.Write(jsString(s.APIVersion))
+	b.Write(provider.String(s.APIVersion))
 	b.WriteString(`,"documentText":`)
-	b.Write(jsString(s.DocumentText))
+	b.Write(provider.String(s.DocumentText))
 	b.WriteString(`,"promptsText":`)
-	b.Write(jsString(s.PromptsText))
+	b.Write(provider.String(s.PromptsText))
 	b.WriteString(`,"selectedModels":[`)
 	for i, m := range s.SelectedModels {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.Write(jsString(m))
+		b.Write(provider.String(m))
 	}
 	b.WriteString("]}")
 	return b.Bytes(), nil
 }
 
-func jsString(s string) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-}
 
 // Payload returns the lz-string compressToEncodedURIComponent form of s.
 func (s Share) Payload() string {
