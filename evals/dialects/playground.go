@@ -51,7 +51,6 @@ func (s Share) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-
 // Payload returns the lz-string compressToEncodedURIComponent form of s.
 func (s Share) Payload() string {
 	data, _ := s.MarshalJSON()
