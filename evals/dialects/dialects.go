@@ -246,6 +246,37 @@ type object struct {
 	fields []field
 }
 
+// addQuestions reads each field of qs, in document order, as the question
+// with that id (read gets the field's path, the id and the raw value) and
+// adds it to the set. An empty map is an error: a System One request needs
+// at least one question.
+func (im *importer) addQuestions(qs *object, read func(path, id string, raw json.RawMessage) (provider.Question, error)) error {
+	if len(qs.fields) == 0 {
+		return im.fail(qs.path, "is empty; a System One request needs at least one question")
+	}
+	for _, f := range qs.fields {
+		path := join(qs.path, f.Key)
+		q, err := read(path, f.Key, f.Value)
+		if err != nil {
+			return err
+		}
+		if err := im.addQuestion(path, f.Key, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// questionType reads the type field of a question in the shapes that name
+// their types boolean, choice and score (Standard Agents, Noetic).
+func (im *importer) questionType(path string, o *object) (string, error) {
+	tv := o.get("type")
+	if tv == nil {
+		return "", im.fail(join(path, "type"), "missing; use boolean, choice or score")
+	}
+	return im.str(join(path, "type"), tv)
+}
+
 // parseObject decodes raw as a JSON object in document order. Duplicate keys
 // are an error: one of the two values would be lost.
 func (im *importer) parseObject(path string, raw json.RawMessage) (*object, error) {

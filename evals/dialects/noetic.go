@@ -13,17 +13,13 @@ import (
 // noetic reads a Noetic routeSwitch node, a decide node, or a bare
 // DecideQuestions map.
 func (im *importer) noetic(data []byte) error {
-	data, err := im.sourceJSON(data)
-	if err != nil {
-		return err
-	}
-	top, err := im.parseObject("", data)
+	top, err := im.sourceObject(data)
 	if err != nil {
 		return err
 	}
 	kv := top.get("kind")
 	if kv == nil {
-		return im.noeticQuestions("", top, nil)
+		return im.noeticQuestions(top, nil)
 	}
 	k, err := im.str("kind", kv)
 	if err != nil {
@@ -152,7 +148,7 @@ func (im *importer) noeticDecide(node *object) error {
 	if err != nil {
 		return err
 	}
-	if err := im.noeticQuestions(join(node.path, "questions"), qs, frame); err != nil {
+	if err := im.noeticQuestions(qs, frame); err != nil {
 		return err
 	}
 	if frame != nil {
@@ -164,24 +160,17 @@ func (im *importer) noeticDecide(node *object) error {
 
 // noeticQuestions reads a DecideQuestions map. frame, when set, is the decide
 // node's instructions, carried into every question.
-func (im *importer) noeticQuestions(path string, qs *object, frame json.RawMessage) error {
+func (im *importer) noeticQuestions(qs *object, frame json.RawMessage) error {
 	if len(qs.fields) == 0 {
-		return im.fail(path, "no questions; a System One request needs at least one")
+		return im.fail(qs.path, "no questions; a System One request needs at least one")
 	}
-	for _, f := range qs.fields {
-		qpath := join(path, f.Key)
-		q, err := im.noeticQuestion(qpath, f.Key, f.Value)
-		if err != nil {
-			return err
-		}
-		if frame != nil {
+	return im.addQuestions(qs, func(path, id string, raw json.RawMessage) (provider.Question, error) {
+		q, err := im.noeticQuestion(path, id, raw)
+		if err == nil && frame != nil {
 			q.Instructions = framed(frame, q.Instructions)
 		}
-		if err := im.addQuestion(qpath, f.Key, q); err != nil {
-			return err
-		}
-	}
-	return nil
+		return q, err
+	})
 }
 
 // framed builds {"context": frame, "question": own} (question omitted when
@@ -204,11 +193,7 @@ func (im *importer) noeticQuestion(path, id string, raw json.RawMessage) (provid
 	if err != nil {
 		return q, err
 	}
-	tv := o.get("type")
-	if tv == nil {
-		return q, im.fail(join(path, "type"), "missing; use boolean, choice or score")
-	}
-	t, err := im.str(join(path, "type"), tv)
+	t, err := im.questionType(path, o)
 	if err != nil {
 		return q, err
 	}

@@ -1,6 +1,7 @@
 package dialects
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/jevlab/jevlab/provider"
@@ -16,11 +17,7 @@ const (
 // {state, profile, questions} with the native question shapes. The profile
 // is the runtime's own and is kept as a note.
 func (im *importer) assistantRuntime(data []byte) error {
-	data, err := im.sourceJSON(data)
-	if err != nil {
-		return err
-	}
-	top, err := im.parseObject("", data)
+	top, err := im.sourceObject(data)
 	if err != nil {
 		return err
 	}
@@ -41,18 +38,15 @@ func (im *importer) assistantRuntime(data []byte) error {
 	if err != nil {
 		return err
 	}
-	if len(qo.fields) == 0 {
-		return im.fail("questions", "is empty; a System One request needs at least one question")
-	}
-	for _, f := range qo.fields {
-		path := join("questions", f.Key)
+	err = im.addQuestions(qo, func(path, _ string, raw json.RawMessage) (provider.Question, error) {
 		var q provider.Question
-		if err := q.UnmarshalJSON(f.Value); err != nil {
-			return im.wrap(path, err)
+		if err := q.UnmarshalJSON(raw); err != nil {
+			return q, im.wrap(path, err)
 		}
-		if err := im.addQuestion(path, f.Key, q); err != nil {
-			return err
-		}
+		return q, nil
+	})
+	if err != nil {
+		return err
 	}
 	if n := len(im.questions); n > runtimeMaxQuestions {
 		im.note("the body has %d questions; the assistant-runtime accepts at most %d by default.", n, runtimeMaxQuestions)

@@ -9,11 +9,7 @@ import (
 // standardAgents reads a Standard Agents DecisionQuestions request:
 // {model, context, questions} with choice.options, score.levels and boolean.
 func (im *importer) standardAgents(data []byte) error {
-	data, err := im.sourceJSON(data)
-	if err != nil {
-		return err
-	}
-	top, err := im.parseObject("", data)
+	top, err := im.sourceObject(data)
 	if err != nil {
 		return err
 	}
@@ -36,20 +32,9 @@ func (im *importer) standardAgents(data []byte) error {
 	if err != nil {
 		return err
 	}
-	if len(qo.fields) == 0 {
-		return im.fail("questions", "is empty; a System One request needs at least one question")
-	}
-	for _, f := range qo.fields {
-		path := join("questions", f.Key)
-		q, err := im.standardQuestion(path, f.Value)
-		if err != nil {
-			return err
-		}
-		if err := im.addQuestion(path, f.Key, q); err != nil {
-			return err
-		}
-	}
-	return nil
+	return im.addQuestions(qo, func(path, _ string, raw json.RawMessage) (provider.Question, error) {
+		return im.standardQuestion(path, raw)
+	})
 }
 
 func (im *importer) standardQuestion(path string, raw json.RawMessage) (provider.Question, error) {
@@ -58,11 +43,7 @@ func (im *importer) standardQuestion(path string, raw json.RawMessage) (provider
 	if err != nil {
 		return q, err
 	}
-	tv := o.get("type")
-	if tv == nil {
-		return q, im.fail(join(path, "type"), "missing; use boolean, choice or score")
-	}
-	t, err := im.str(join(path, "type"), tv)
+	t, err := im.questionType(path, o)
 	if err != nil {
 		return q, err
 	}

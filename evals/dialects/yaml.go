@@ -9,6 +9,16 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
+// sourceObject reads a whole import source, JSON or YAML, as the top-level
+// object every text dialect has.
+func (im *importer) sourceObject(data []byte) (*object, error) {
+	js, err := im.sourceJSON(data)
+	if err != nil {
+		return nil, err
+	}
+	return im.parseObject("", js)
+}
+
 // sourceJSON returns data as JSON: JSON as it is, YAML (as people also
 // write these documents) converted with key order kept by the converter
 // question-set files use (aliases and merge keys resolved, duplicate keys
