@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	"github.com/jevlab/jevlab/evals/questionset"
+	"github.com/jevlab/jevlab/internal/srcpos"
 	"github.com/jevlab/jevlab/provider"
 )
 
@@ -110,13 +111,7 @@ type Error struct {
 // Error formats file:line: item "id": question "q": message.
 func (e *Error) Error() string {
 	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d", e.Line)
-		if e.Col > 0 {
-			fmt.Fprintf(&b, ":%d", e.Col)
-		}
-	}
+	b.WriteString(srcpos.Format(e.File, e.Line, e.Col))
 	b.WriteString(": ")
 	if e.Item != "" {
 		fmt.Fprintf(&b, "item %q: ", e.Item)
@@ -133,20 +128,12 @@ type ErrorList []*Error
 
 // Error joins the problems one per line.
 func (l ErrorList) Error() string {
-	msgs := make([]string, len(l))
-	for i, e := range l {
-		msgs[i] = e.Error()
-	}
-	return strings.Join(msgs, "\n")
+	return srcpos.Join(l)
 }
 
 // Unwrap returns the problems.
 func (l ErrorList) Unwrap() []error {
-	out := make([]error, len(l))
-	for i, e := range l {
-		out[i] = e
-	}
-	return out
+	return srcpos.Unwrap(l)
 }
 
 // Load reads every item of the dataset at path.

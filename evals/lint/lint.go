@@ -19,6 +19,7 @@ import (
 
 	"github.com/jevlab/jevlab/evals/dataset"
 	"github.com/jevlab/jevlab/evals/questionset"
+	"github.com/jevlab/jevlab/internal/srcpos"
 )
 
 // Severity is how serious a finding is.
@@ -100,14 +101,8 @@ type Finding struct {
 // second, indented line.
 func (f Finding) String() string {
 	var b strings.Builder
-	b.WriteString(f.File)
-	if f.Line > 0 {
-		fmt.Fprintf(&b, ":%d", f.Line)
-		if f.Col > 0 {
-			fmt.Fprintf(&b, ":%d", f.Col)
-		}
-	}
-	if b.Len() > 0 {
+	if pos := srcpos.Format(f.File, f.Line, f.Col); pos != "" {
+		b.WriteString(pos)
 		b.WriteString(": ")
 	}
 	fmt.Fprintf(&b, "%s[%s]: ", f.Severity, f.ID)

@@ -23,6 +23,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jevlab/jevlab/internal/srcpos"
 	"github.com/jevlab/jevlab/provider"
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -246,14 +247,8 @@ type Error struct {
 // the parts that are empty.
 func (e *Error) Error() string {
 	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d", e.Line)
-		if e.Col > 0 {
-			fmt.Fprintf(&b, ":%d", e.Col)
-		}
-	}
-	if b.Len() > 0 {
+	if pos := srcpos.Format(e.File, e.Line, e.Col); pos != "" {
+		b.WriteString(pos)
 		b.WriteString(": ")
 	}
 	if e.Question != "" {
@@ -272,20 +267,12 @@ type ErrorList []*Error
 
 // Error joins the problems one per line.
 func (l ErrorList) Error() string {
-	msgs := make([]string, len(l))
-	for i, e := range l {
-		msgs[i] = e.Error()
-	}
-	return strings.Join(msgs, "\n")
+	return srcpos.Join(l)
 }
 
 // Unwrap returns the problems.
 func (l ErrorList) Unwrap() []error {
-	out := make([]error, len(l))
-	for i, e := range l {
-		out[i] = e
-	}
-	return out
+	return srcpos.Unwrap(l)
 }
 
 // canonicalJSON is the whole set (wire questions and settings) as compact
