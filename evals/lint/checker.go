@@ -261,21 +261,26 @@ func (c *checker) negatedTrue(id string, q *provider.Question) {
 var doubleNegative = regexp.MustCompile(`(?i)\b(not|never|n't)\s+(\w+\s+){0,3}?(un\w+able|unlikely|uncommon|unusual|unclear|impossible|illegal|invalid|incorrect|never|no|none|nothing|not|without)\b`)
 
 func (c *checker) doubleNegative(id string, q *provider.Question) {
-	if q.Instructions == nil {
-		return
+	if m := firstMatch(q.Instructions, doubleNegative); m != "" {
+		c.warn(IDDoubleNegative, id, []string{"instructions"},
+			"state the condition positively (e.g. \"not uncommon\" → \"common\")",
+			"the instructions contain a double negative (%q); double negatives lose accuracy (Jev failure mode 4)", m)
 	}
-	seen := false
-	walkStrings(q.Instructions, func(path []string, s string) {
-		if seen {
-			return
-		}
-		if m := doubleNegative.FindString(s); m != "" {
-			seen = true
-			c.warn(IDDoubleNegative, id, []string{"instructions"},
-				"state the condition positively (e.g. \"not uncommon\" → \"common\")",
-				"the instructions contain a double negative (%q); double negatives lose accuracy (Jev failure mode 4)", m)
+}
+
+// firstMatch returns re's first match in the strings of instructions (in
+// walkStrings order), or "" when none matches or there are none.
+func firstMatch(instructions json.RawMessage, re *regexp.Regexp) string {
+	if instructions == nil {
+		return ""
+	}
+	found := ""
+	walkStrings(instructions, func(_ []string, s string) {
+		if found == "" {
+			found = re.FindString(s)
 		}
 	})
+	return found
 }
 
 // ---- numeric-task
@@ -283,21 +288,11 @@ func (c *checker) doubleNegative(id string, q *provider.Question) {
 var numericTask = regexp.MustCompile(`(?i)\b(how many|count (the|of|how)|the number of|the total (number|amount|count|of)|sum of|add up|calculate|compute|the average|how much (time|money) (is|was|has|in total))\b`)
 
 func (c *checker) numericTask(id string, q *provider.Question) {
-	if q.Instructions == nil {
-		return
+	if m := firstMatch(q.Instructions, numericTask); m != "" {
+		c.warn(IDNumericTask, id, []string{"instructions"},
+			"count or compute in code, and ask Jev one noul per candidate (or a choice over ranges)",
+			"the instructions ask Jev to count or compute (%q); it cannot count reliably (Jev failure mode 2)", m)
 	}
-	seen := false
-	walkStrings(q.Instructions, func(path []string, s string) {
-		if seen {
-			return
-		}
-		if m := numericTask.FindString(s); m != "" {
-			seen = true
-			c.warn(IDNumericTask, id, []string{"instructions"},
-				"count or compute in code, and ask Jev one noul per candidate (or a choice over ranges)",
-				"the instructions ask Jev to count or compute (%q); it cannot count reliably (Jev failure mode 2)", m)
-		}
-	})
 }
 
 // ---- unresolved-path
