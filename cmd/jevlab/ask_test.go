@@ -22,35 +22,6 @@ import (
 	"github.com/jevlab/jevlab/provider/standin"
 )
 
-// askRun runs jevlab in-process with args and returns the exit code and
-// what it printed.
-func askRun(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	dir := t.TempDir()
-	out, err := os.Create(filepath.Join(dir, "stdout"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	errf, err := os.Create(filepath.Join(dir, "stderr"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	code := run(args, nil, out, errf)
-	out.Close()
-	errf.Close()
-	o, _ := os.ReadFile(out.Name())
-	e, _ := os.ReadFile(errf.Name())
-	return code, string(o), string(e)
-}
-
-// clearEnv isolates a test from the caller's key, server and database.
-func clearEnv(t *testing.T) {
-	t.Setenv("TYPESAFE_API_KEY", "")
-	t.Setenv("TYPESAFE_BASE_URL", "")
-	t.Setenv("JEVLAB_DB", "")
-	t.Setenv("XDG_DATA_HOME", t.TempDir())
-}
-
 // recordedLine returns the n-th (1-based) line of banking77/recorded.jsonl
 // decoded as state and intent answer.
 func recordedLine(t *testing.T, n int) (state json.RawMessage, probs map[string]float64, choice string, confidence float64) {
@@ -107,7 +78,7 @@ func banking77Set(t *testing.T, dir string, state json.RawMessage) string {
 }
 
 func TestAskOfflinePrintsRecordedDistribution(t *testing.T) {
-	clearEnv(t)
+	isolate(t)
 	dir := t.TempDir()
 	// Line 372 ("Is my salary eligible for this?") spreads over 13 options.
 	state, probs, choice, confidence := recordedLine(t, 372)
@@ -115,7 +86,7 @@ func TestAskOfflinePrintsRecordedDistribution(t *testing.T) {
 	fixtures := filepath.Join(testutil.Testdata(t, "banking77"), "recorded.jsonl")
 	db := filepath.Join(dir, "jevlab.db")
 
-	code, out, errOut := askRun(t, "ask", "--offline", "--db", db, "--fixtures", fixtures, set)
+	code, out, errOut := runJevlab(t, "ask", "--offline", "--db", db, "--fixtures", fixtures, set)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -150,7 +121,7 @@ func TestAskOfflinePrintsRecordedDistribution(t *testing.T) {
 	}
 
 	// --json carries the checked answer bit for bit.
-	code, out, errOut = askRun(t, "ask", "--offline", "--json", "--db", db, "--fixtures", fixtures, set)
+	code, out, errOut = runJevlab(t, "ask", "--offline", "--json", "--db", db, "--fixtures", fixtures, set)
 	if code != 0 {
 		t.Fatalf("--json exit %d: %s", code, errOut)
 	}
@@ -247,11 +218,11 @@ func optionLabels(t *testing.T) []string {
 }
 
 func TestAskOfflineMissExits2(t *testing.T) {
-	clearEnv(t)
+	isolate(t)
 	dir := t.TempDir()
 	set := banking77Set(t, dir, json.RawMessage(`"Where is the nearest branch on the moon?"`))
 	fixtures := filepath.Join(testutil.Testdata(t, "banking77"), "recorded.jsonl")
-	code, out, errOut := askRun(t, "ask", "--offline", "--db", filepath.Join(dir, "db"), "--fixtures", fixtures, set)
+	code, out, errOut := runJevlab(t, "ask", "--offline", "--db", filepath.Join(dir, "db"), "--fixtures", fixtures, set)
 	if code != 2 {
 		t.Fatalf("exit %d, want 2; stdout %s", code, out)
 	}
@@ -263,24 +234,24 @@ func TestAskOfflineMissExits2(t *testing.T) {
 }
 
 func TestAskWithoutKeyFallsBackOffline(t *testing.T) {
-	clearEnv(t)
+	isolate(t)
 	dir := t.TempDir()
 	state, _, _, _ := recordedLine(t, 1)
 	set := banking77Set(t, dir, json.RawMessage(`"never recorded"`))
 	fixtures := filepath.Join(testutil.Testdata(t, "banking77"), "recorded.jsonl")
 	db := filepath.Join(dir, "db")
-	code, out, errOut := askRun(t, "ask", "--db", db, "--fixtures", fixtures, "--state", string(state), set)
+	code, out, errOut := runJevlab(t, "ask", "--db", db, "--fixtures", fixtures, "--state", string(state), set)
 	if code != 0 || !strings.Contains(errOut, "$TYPESAFE_API_KEY is not set: answering offline") || !strings.Contains(out, "▶ card_arrival") {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errOut)
 	}
-	code, _, errOut = askRun(t, "ask", "--db", db, "--fixtures", fixtures, set)
+	code, _, errOut = runJevlab(t, "ask", "--db", db, "--fixtures", fixtures, set)
 	if code != 2 || !strings.Contains(errOut, "set TYPESAFE_API_KEY and run again to record them") {
 		t.Fatalf("miss without key: exit %d: %s", code, errOut)
 	}
 }
 
 func TestAskInputErrors(t *testing.T) {
-	clearEnv(t)
+	isolate(t)
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yaml")
 	if err := os.WriteFile(bad, []byte("name: bad\nstate: hi\nquestions:\n  q:\n    type: choise\n"), 0o600); err != nil {
@@ -304,7 +275,7 @@ func TestAskInputErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, _, errOut := askRun(t, tt.args...)
+			code, _, errOut := runJevlab(t, tt.args...)
 			if code != 2 {
 				t.Fatalf("exit %d, want 2: %s", code, errOut)
 			}
@@ -318,7 +289,7 @@ func TestAskInputErrors(t *testing.T) {
 }
 
 func TestAskStateFromFileAndTornFixtureWarning(t *testing.T) {
-	clearEnv(t)
+	isolate(t)
 	dir := t.TempDir()
 	state, _, _, _ := recordedLine(t, 1)
 	stateFile := filepath.Join(dir, "state.json")
@@ -336,7 +307,7 @@ func TestAskStateFromFileAndTornFixtureWarning(t *testing.T) {
 		t.Fatal(err)
 	}
 	set := banking77Set(t, dir, json.RawMessage(`"other"`))
-	code, out, errOut := askRun(t, "ask", "--offline", "--db", filepath.Join(dir, "db"), "--fixtures", fx, "--state", "@"+stateFile, set)
+	code, out, errOut := runJevlab(t, "ask", "--offline", "--db", filepath.Join(dir, "db"), "--fixtures", fx, "--state", "@"+stateFile, set)
 	if code != 0 || !strings.Contains(out, "▶ card_arrival") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -349,7 +320,7 @@ func TestAskStateFromFileAndTornFixtureWarning(t *testing.T) {
 // plus one new question through the whole stack (cache, live client,
 // stand-in over HTTP) and counts the question ids the server received.
 func TestAskPartialHitSendsOnlyMissing(t *testing.T) {
-	clearEnv(t)
+	isolate(t)
 	t.Setenv("TYPESAFE_API_KEY", canaryKey)
 	si, err := standin.New(standin.Config{Synthetic: true, APIKey: canaryKey})
 	if err != nil {
@@ -398,7 +369,7 @@ func TestAskPartialHitSendsOnlyMissing(t *testing.T) {
 	}
 	newRec := filepath.Join(dir, "new.jsonl")
 	db := filepath.Join(dir, "db")
-	code, out, errOut := askRun(t, "ask", "--db", db, "--fixtures", newRec, "--base-url", srv.URL, set)
+	code, out, errOut := runJevlab(t, "ask", "--db", db, "--fixtures", newRec, "--base-url", srv.URL, set)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -416,11 +387,11 @@ func TestAskPartialHitSendsOnlyMissing(t *testing.T) {
 	if err != nil || len(got) != 1 {
 		t.Fatalf("recorded %d, %v", len(got), err)
 	}
-	code, out, errOut = askRun(t, "ask", "--offline", "--db", filepath.Join(dir, "other-db"), "--fixtures", newRec, set)
+	code, out, errOut = runJevlab(t, "ask", "--offline", "--db", filepath.Join(dir, "other-db"), "--fixtures", newRec, set)
 	if code != 0 || !strings.Contains(out, "source    cache   (mode offline)") || len(asked) != 1 {
 		t.Fatalf("offline replay: exit %d\n%s\n%s", code, out, errOut)
 	}
-	if code, _, errOut := askRun(t, "ask", "--offline", "--fresh", "--db", db, set); code != 2 || !strings.Contains(errOut, "nothing could answer") {
+	if code, _, errOut := runJevlab(t, "ask", "--offline", "--fresh", "--db", db, set); code != 2 || !strings.Contains(errOut, "nothing could answer") {
 		t.Fatalf("--offline --fresh: exit %d: %s", code, errOut)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,35 +17,6 @@ import (
 	"github.com/jevlab/jevlab/provider/standin"
 	"github.com/jevlab/jevlab/store"
 )
-
-// evalRun runs jevlab in-process with args and returns the exit code,
-// stdout and stderr.
-func evalRun(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	dir := t.TempDir()
-	out, err := os.Create(filepath.Join(dir, "stdout"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	errf, err := os.Create(filepath.Join(dir, "stderr"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	code := run(args, nil, out, errf)
-	out.Close()
-	errf.Close()
-	o, _ := os.ReadFile(out.Name())
-	e, _ := os.ReadFile(errf.Name())
-	return code, string(o), string(e)
-}
-
-// isolate keeps a test away from the caller's key, server and database.
-func isolate(t *testing.T) {
-	t.Setenv("TYPESAFE_API_KEY", "")
-	t.Setenv("TYPESAFE_BASE_URL", "")
-	t.Setenv("JEVLAB_DB", "")
-	t.Setenv("XDG_DATA_HOME", t.TempDir())
-}
 
 var (
 	binOnce sync.Once
@@ -80,7 +50,7 @@ func TestEvalBanking77Offline(t *testing.T) {
 	isolate(t)
 	db := filepath.Join(t.TempDir(), "b77.db")
 	set := filepath.Join(testutil.RepoRoot(t), "fixtures", "banking77", "questions.yaml")
-	code, out, errOut := evalRun(t, "eval", "--offline", "--db", db, set)
+	code, out, errOut := runJevlab(t, "eval", "--offline", "--db", db, set)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -91,12 +61,12 @@ func TestEvalBanking77Offline(t *testing.T) {
 		}
 	}
 	// runs and show read the same run back.
-	code, out, _ = evalRun(t, "runs", "--db", db, "--json")
+	code, out, _ = runJevlab(t, "runs", "--db", db, "--json")
 	var runs []store.Run
 	if code != 0 || json.Unmarshal([]byte(out), &runs) != nil || len(runs) != 1 || runs[0].Done != 500 || runs[0].Status != store.StatusDone {
 		t.Fatalf("runs --json: exit %d %s", code, out)
 	}
-	code, out, _ = evalRun(t, "show", "--db", db, "latest", "--json")
+	code, out, _ = runJevlab(t, "show", "--db", db, "latest", "--json")
 	var shown struct {
 		Run       store.Run `json:"run"`
 		Questions []struct {
@@ -113,11 +83,11 @@ func TestEvalBanking77Offline(t *testing.T) {
 	if shown.Run.ID != runs[0].ID || len(shown.Questions) != 1 || shown.Questions[0].N != 500 || shown.Questions[0].Accuracy.Value != 0.778 {
 		t.Errorf("show = %+v", shown)
 	}
-	code, out, _ = evalRun(t, "runs", "--db", db)
+	code, out, _ = runJevlab(t, "runs", "--db", db)
 	if code != 0 || !strings.Contains(out, runs[0].ID) || !strings.Contains(out, "banking77/dataset.jsonl") || !strings.Contains(out, "jev-1.13.0") {
 		t.Errorf("runs: exit %d\n%s", code, out)
 	}
-	code, out, _ = evalRun(t, "show", "--db", db, runs[0].ID[:14])
+	code, out, _ = runJevlab(t, "show", "--db", db, runs[0].ID[:14])
 	if code != 0 || !strings.Contains(out, "(389/500)") {
 		t.Errorf("show by prefix: exit %d\n%s", code, out)
 	}
@@ -148,7 +118,7 @@ func TestEvalUsageErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, out, errOut := evalRun(t, tt.args...)
+			code, out, errOut := runJevlab(t, tt.args...)
 			if code != tt.code || !strings.Contains(errOut, tt.has) {
 				t.Errorf("exit %d (want %d), stderr %q lacks %q; stdout %s", code, tt.code, errOut, tt.has, out)
 			}
@@ -160,7 +130,7 @@ func TestEvalDryRun(t *testing.T) {
 	isolate(t)
 	db := filepath.Join(t.TempDir(), "x.db")
 	set := filepath.Join(testutil.RepoRoot(t), "fixtures", "banking77", "questions.yaml")
-	code, out, errOut := evalRun(t, "eval", "--db", db, "--dry-run", "--repeat", "2", "--max-cost", "0.01", set)
+	code, out, errOut := runJevlab(t, "eval", "--db", db, "--dry-run", "--repeat", "2", "--max-cost", "0.01", set)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -254,19 +224,13 @@ func TestEvalResumeAfterSIGKILL(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	bin := jevlabBinary(t)
-	srv, err := standin.New(standin.Config{Synthetic: true, APIKey: "fake-key-for-tests", Seed: 3,
+	_, url := startStandin(t, standin.Config{Synthetic: true, APIKey: "fake-key-for-tests", Seed: 3,
 		Faults: standin.Faults{Latency: 4 * time.Millisecond, LatencyJitter: time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
-	defer srv.Close()
 	dir := t.TempDir()
 	setPath, dataPath := writeGenerated(t, dir, 2000)
 	env := append(os.Environ(), "TYPESAFE_API_KEY=fake-key-for-tests", "TYPESAFE_BASE_URL=", "JEVLAB_DB=", "XDG_DATA_HOME="+dir)
 	args := func(db string, extra ...string) []string {
-		return append([]string{"eval", setPath, "--data", dataPath, "--base-url", hs.URL, "--db", db, "--rps", "0", "--concurrency", "4"}, extra...)
+		return append([]string{"eval", setPath, "--data", dataPath, "--base-url", url, "--db", db, "--rps", "0", "--concurrency", "4"}, extra...)
 	}
 
 	killedDB := filepath.Join(dir, "killed.db")
@@ -363,17 +327,11 @@ func TestEvalSIGINTMarksInterrupted(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	bin := jevlabBinary(t)
-	srv, err := standin.New(standin.Config{Synthetic: true, Faults: standin.Faults{Latency: 20 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
-	defer srv.Close()
+	_, url := startStandin(t, standin.Config{Synthetic: true, Faults: standin.Faults{Latency: 20 * time.Millisecond}})
 	dir := t.TempDir()
 	setPath, dataPath := writeGenerated(t, dir, 2000)
 	dbPath := filepath.Join(dir, "int.db")
-	cmd := exec.Command(bin, "eval", setPath, "--data", dataPath, "--base-url", hs.URL, "--db", dbPath, "--rps", "0", "--concurrency", "2")
+	cmd := exec.Command(bin, "eval", setPath, "--data", dataPath, "--base-url", url, "--db", dbPath, "--rps", "0", "--concurrency", "2")
 	cmd.Env = append(os.Environ(), "TYPESAFE_API_KEY=", "XDG_DATA_HOME="+dir)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -394,7 +352,7 @@ func TestEvalSIGINTMarksInterrupted(t *testing.T) {
 			sent = true
 		}
 	}
-	err = cmd.Wait()
+	err := cmd.Wait()
 	if !sent {
 		t.Fatalf("never interrupted; stderr:\n%s", stderr.String())
 	}
@@ -421,19 +379,13 @@ func TestEvalSIGINTMarksInterrupted(t *testing.T) {
 
 func TestEvalMaxCostStopsTheRun(t *testing.T) {
 	isolate(t)
-	srv, err := standin.New(standin.Config{Synthetic: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
-	defer srv.Close()
+	_, url := startStandin(t, standin.Config{Synthetic: true})
 	dir := t.TempDir()
 	setPath, dataPath := writeGenerated(t, dir, 2000)
 	dbPath := filepath.Join(dir, "cap.db")
 	// The stand-in bills len(body)/4+1 tokens, ~190 here: ~$8e-6 a request,
 	// so a $0.0001 cap allows about a dozen.
-	code, out, errOut := evalRun(t, "eval", setPath, "--data", dataPath, "--base-url", hs.URL, "--db", dbPath, "--rps", "0", "--max-cost", "0.0001")
+	code, out, errOut := runJevlab(t, "eval", setPath, "--data", dataPath, "--base-url", url, "--db", dbPath, "--rps", "0", "--max-cost", "0.0001")
 	if code != 1 || !strings.Contains(errOut, "spend cap $0.0001 reached") || !strings.Contains(errOut, "--resume") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
@@ -453,13 +405,7 @@ func TestEvalAndReaderShareTheDatabase(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	bin := jevlabBinary(t)
-	srv, err := standin.New(standin.Config{Synthetic: true, Faults: standin.Faults{Latency: 2 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
-	defer srv.Close()
+	_, url := startStandin(t, standin.Config{Synthetic: true, Faults: standin.Faults{Latency: 2 * time.Millisecond}})
 	dir := t.TempDir()
 	setPath, dataPath := writeGenerated(t, dir, 2000)
 	dbPath := filepath.Join(dir, "shared.db")
@@ -468,7 +414,7 @@ func TestEvalAndReaderShareTheDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	cmd := exec.Command(bin, "eval", setPath, "--data", dataPath, "--base-url", hs.URL, "--db", dbPath, "--rps", "0", "--concurrency", "4")
+	cmd := exec.Command(bin, "eval", setPath, "--data", dataPath, "--base-url", url, "--db", dbPath, "--rps", "0", "--concurrency", "4")
 	cmd.Env = append(os.Environ(), "TYPESAFE_API_KEY=", "XDG_DATA_HOME="+dir)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -519,17 +465,11 @@ func TestEvalAndReaderShareTheDatabase(t *testing.T) {
 
 func TestEvalRepeatAsksAgain(t *testing.T) {
 	isolate(t)
-	srv, err := standin.New(standin.Config{Synthetic: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
-	defer srv.Close()
+	srv, url := startStandin(t, standin.Config{Synthetic: true})
 	dir := t.TempDir()
 	setPath, dataPath := writeGenerated(t, dir, 50)
 	dbPath := filepath.Join(dir, "rep.db")
-	code, out, errOut := evalRun(t, "eval", setPath, "--data", dataPath, "--base-url", hs.URL, "--db", dbPath, "--rps", "0", "--repeat", "3", "--name", "noise")
+	code, out, errOut := runJevlab(t, "eval", setPath, "--data", dataPath, "--base-url", url, "--db", dbPath, "--rps", "0", "--repeat", "3", "--name", "noise")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -548,18 +488,12 @@ func TestEvalRepeatAsksAgain(t *testing.T) {
 
 func TestEvalWrongKeyAndChangedSetExit2(t *testing.T) {
 	isolate(t)
-	srv, err := standin.New(standin.Config{Synthetic: true, APIKey: "the-right-fake-key"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
-	defer srv.Close()
+	_, url := startStandin(t, standin.Config{Synthetic: true, APIKey: "the-right-fake-key"})
 	dir := t.TempDir()
 	setPath, dataPath := writeGenerated(t, dir, 30)
 	dbPath := filepath.Join(dir, "k.db")
 	t.Setenv("TYPESAFE_API_KEY", "a-wrong-fake-key")
-	code, out, errOut := evalRun(t, "eval", setPath, "--data", dataPath, "--base-url", hs.URL, "--db", dbPath, "--rps", "0")
+	code, out, errOut := runJevlab(t, "eval", setPath, "--data", dataPath, "--base-url", url, "--db", dbPath, "--rps", "0")
 	if code != 2 || !strings.Contains(errOut, "auth") || !strings.Contains(errOut, "TYPESAFE_API_KEY") || strings.Contains(errOut+out, "a-wrong-fake-key") {
 		t.Fatalf("wrong key: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -570,7 +504,7 @@ func TestEvalWrongKeyAndChangedSetExit2(t *testing.T) {
 	t.Setenv("TYPESAFE_API_KEY", "the-right-fake-key")
 	body, _ := os.ReadFile(setPath)
 	os.WriteFile(setPath, []byte(strings.Replace(string(body), "attention today", "attention within hours", 1)), 0o600)
-	code, _, errOut = evalRun(t, "eval", setPath, "--data", dataPath, "--base-url", hs.URL, "--db", dbPath, "--rps", "0", "--resume", "latest")
+	code, _, errOut = runJevlab(t, "eval", setPath, "--data", dataPath, "--base-url", url, "--db", dbPath, "--rps", "0", "--resume", "latest")
 	if code != 2 || !strings.Contains(errOut, "question set changed") {
 		t.Errorf("changed set resume: exit %d\n%s", code, errOut)
 	}
@@ -580,7 +514,7 @@ func TestEvalOfflineMissesAreListed(t *testing.T) {
 	isolate(t)
 	dir := t.TempDir()
 	setPath, dataPath := writeGenerated(t, dir, 12)
-	code, out, errOut := evalRun(t, "eval", setPath, "--data", dataPath, "--db", filepath.Join(dir, "m.db"), "--offline")
+	code, out, errOut := runJevlab(t, "eval", setPath, "--data", dataPath, "--db", filepath.Join(dir, "m.db"), "--offline")
 	if code != 1 || !strings.Contains(errOut, "every item of run") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}

@@ -10,34 +10,6 @@ import (
 	"github.com/jevlab/jevlab/internal/testutil"
 )
 
-// runWithStdin runs jevlab in-process with stdin content and returns the
-// exit code, stdout and stderr.
-func runWithStdin(t *testing.T, stdin string, args ...string) (int, string, string) {
-	t.Helper()
-	dir := t.TempDir()
-	files := make([]*os.File, 3)
-	for i, name := range []string{"stdin", "stdout", "stderr"} {
-		f, err := os.Create(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[i] = f
-	}
-	if _, err := files[0].WriteString(stdin); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := files[0].Seek(0, 0); err != nil {
-		t.Fatal(err)
-	}
-	code := run(args, files[0], files[1], files[2])
-	for _, f := range files {
-		f.Close()
-	}
-	o, _ := os.ReadFile(files[1].Name())
-	e, _ := os.ReadFile(files[2].Name())
-	return code, string(o), string(e)
-}
-
 func TestLintShippedExamplesExitZero(t *testing.T) {
 	sets, _ := filepath.Glob(filepath.Join(testutil.RepoRoot(t), "fixtures", "*", "questions.yaml"))
 	if len(sets) == 0 {
