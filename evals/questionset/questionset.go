@@ -275,6 +275,45 @@ func (l ErrorList) Unwrap() []error {
 	return srcpos.Unwrap(l)
 }
 
+// QuestionsJSON returns the questions as the compact JSON object of the
+// file layout: each id, in file order, mapped to its wire question with its
+// caller-side threshold and min_confidence added. It is the part of a set
+// both the change detector and a run's stored snapshot are made of, so the
+// two spell it alike (byte for byte: snapshots are hashed).
+func (s *Set) QuestionsJSON() []byte {
+	var b bytes.Buffer
+	s.writeQuestions(&b)
+	return b.Bytes()
+}
+
+func (s *Set) writeQuestions(b *bytes.Buffer) {
+	b.WriteByte('{')
+	for i, e := range s.Questions {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		writeString(b, e.ID)
+		b.WriteByte(':')
+		body, _ := e.Question.MarshalJSON()
+		st, ok := s.Settings[e.ID]
+		if ok && (st.Threshold != nil || st.MinConfidence != nil) {
+			b.Write(body[:len(body)-1])
+			if st.Threshold != nil {
+				b.WriteString(`,"threshold":`)
+				b.WriteString(formatFloat(*st.Threshold))
+			}
+			if st.MinConfidence != nil {
+				b.WriteString(`,"min_confidence":`)
+				b.WriteString(formatFloat(*st.MinConfidence))
+			}
+			b.WriteByte('}')
+		} else {
+			b.Write(body)
+		}
+	}
+	b.WriteByte('}')
+}
+
 // canonicalJSON is the whole set (wire questions and settings) as compact
 // JSON in the file layout: the emitter's input and the change detector.
 func (s *Set) canonicalJSON() []byte {
@@ -302,31 +341,7 @@ func (s *Set) canonicalJSON() []byte {
 		b.Write(s.State)
 	}
 	field("questions")
-	b.WriteByte('{')
-	for i, e := range s.Questions {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		writeString(&b, e.ID)
-		b.WriteByte(':')
-		body, _ := e.Question.MarshalJSON()
-		st, ok := s.Settings[e.ID]
-		if ok && (st.Threshold != nil || st.MinConfidence != nil) {
-			b.Write(body[:len(body)-1])
-			if st.Threshold != nil {
-				b.WriteString(`,"threshold":`)
-				b.WriteString(formatFloat(*st.Threshold))
-			}
-			if st.MinConfidence != nil {
-				b.WriteString(`,"min_confidence":`)
-				b.WriteString(formatFloat(*st.MinConfidence))
-			}
-			b.WriteByte('}')
-		} else {
-			b.Write(body)
-		}
-	}
-	b.WriteByte('}')
+	s.writeQuestions(&b)
 	if s.Dataset != "" {
 		field("dataset")
 		writeString(&b, s.Dataset)

@@ -54,3 +54,26 @@ func TestParseDesignExample(t *testing.T) {
 		t.Error("threshold reached the request")
 	}
 }
+
+// QuestionsJSON is the questions object in file order with caller-side
+// settings folded into their question, no HTML escaping, numbers spelled
+// shortest.
+func TestQuestionsJSON(t *testing.T) {
+	s, err := Parse("q.yaml", []byte(`questions:
+  z<&>: {type: noul, instructions: "a & b", threshold: 0.70}
+  a:
+    type: choice
+    criteria: {x: null, y: why}
+    min_confidence: 1e-7
+  m: {type: score, criteria: [lo, hi]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"z<&>":{"type":"noul","instructions":"a & b","threshold":0.7},` +
+		`"a":{"type":"choice","criteria":{"x":null,"y":"why"},"min_confidence":1e-07},` +
+		`"m":{"type":"score","criteria":["lo","hi"]}}`
+	if got := string(s.QuestionsJSON()); got != want {
+		t.Errorf("QuestionsJSON\n got %s\nwant %s", got, want)
+	}
+}

@@ -31,31 +31,9 @@ func SnapshotJSON(s *questionset.Set) []byte {
 		b.WriteString(`,"state":`)
 		b.Write(provider.Compact(s.State))
 	}
-	b.WriteString(`,"questions":{`)
-	for i, e := range s.Questions {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(provider.String(e.ID))
-		b.WriteByte(':')
-		body, _ := e.Question.MarshalJSON()
-		st, ok := s.Settings[e.ID]
-		if ok && (st.Threshold != nil || st.MinConfidence != nil) {
-			b.Write(body[:len(body)-1])
-			if st.Threshold != nil {
-				b.WriteString(`,"threshold":`)
-				b.WriteString(strconv.FormatFloat(*st.Threshold, 'g', -1, 64))
-			}
-			if st.MinConfidence != nil {
-				b.WriteString(`,"min_confidence":`)
-				b.WriteString(strconv.FormatFloat(*st.MinConfidence, 'g', -1, 64))
-			}
-			b.WriteByte('}')
-		} else {
-			b.Write(body)
-		}
-	}
-	b.WriteString("}}")
+	b.WriteString(`,"questions":`)
+	b.Write(s.QuestionsJSON())
+	b.WriteByte('}')
 	return b.Bytes()
 }
 
