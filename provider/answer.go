@@ -131,3 +131,19 @@ type Exchange struct {
 	RecordedAt string          `json:"recorded_at,omitempty"`
 	Uncertain  []string        `json:"uncertain,omitempty"`
 }
+
+// ParseRecordedAt reads an exchange's recorded_at: RFC 3339 (fractional
+// seconds allowed); "" or anything else is unknown, the zero time. Every
+// reader that ranks recorded answers by age (the answer cache over fixture
+// files, the database's answer index) reads it this way, so they agree on
+// which answer is newest.
+func ParseRecordedAt(s string) time.Time {
+	if s == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}

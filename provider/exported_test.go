@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 )
 
 func TestKindOfJSON(t *testing.T) {
@@ -31,6 +32,29 @@ func TestKindOfJSON(t *testing.T) {
 		}
 		if s := fmt.Sprintf("%s", got); s != tt.name {
 			t.Errorf("KindOfJSON(%q) prints %q, want %q", tt.in, s, tt.name)
+		}
+	}
+}
+
+func TestParseRecordedAt(t *testing.T) {
+	tests := []struct {
+		in   string
+		want string // RFC 3339 in UTC, "" for the zero time
+	}{
+		{"", ""},
+		{"2026-09-17T09:41:39Z", "2026-09-17T09:41:39Z"},
+		{"2026-09-17T11:41:39.25+02:00", "2026-09-17T09:41:39.25Z"},
+		{"2026-09-17 09:41:39", ""}, // not RFC 3339: unknown
+		{"yesterday", ""},
+	}
+	for _, tt := range tests {
+		got := ParseRecordedAt(tt.in)
+		s := ""
+		if !got.IsZero() {
+			s = got.UTC().Format(time.RFC3339Nano)
+		}
+		if s != tt.want {
+			t.Errorf("ParseRecordedAt(%q) = %q, want %q", tt.in, s, tt.want)
 		}
 	}
 }
