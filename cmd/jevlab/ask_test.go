@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -26,16 +25,10 @@ import (
 // decoded as state and intent answer.
 func recordedLine(t *testing.T, n int) (state json.RawMessage, probs map[string]float64, choice string, confidence float64) {
 	t.Helper()
-	f, err := os.Open(filepath.Join(testutil.Testdata(t, "banking77"), "recorded.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for i := 1; sc.Scan(); i++ {
+	found := false
+	testutil.EachLine(t, filepath.Join(testutil.Testdata(t, "banking77"), "recorded.jsonl"), func(i int, data []byte) bool {
 		if i != n {
-			continue
+			return true
 		}
 		var ex struct {
 			Request struct {
@@ -51,13 +44,17 @@ func recordedLine(t *testing.T, n int) (state json.RawMessage, probs map[string]
 				} `json:"answers"`
 			} `json:"response"`
 		}
-		if err := json.Unmarshal(sc.Bytes(), &ex); err != nil {
+		if err := json.Unmarshal(data, &ex); err != nil {
 			t.Fatal(err)
 		}
 		in := ex.Response.Answers.Intent
-		return ex.Request.State, in.Probabilities, in.Choice, in.Confidence
+		state, probs, choice, confidence = ex.Request.State, in.Probabilities, in.Choice, in.Confidence
+		found = true
+		return false
+	})
+	if !found {
+		t.Fatalf("no line %d", n)
 	}
-	t.Fatalf("no line %d", n)
 	return
 }
 

@@ -1,7 +1,6 @@
 package standin_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"math"
@@ -84,23 +83,18 @@ func banking77(t testing.TB) (provider.Questions, []b77item) {
 	if err := json.Unmarshal(raw, &qs); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(dir, "dataset.source.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var items []b77item
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
+	testutil.EachLine(t, filepath.Join(dir, "dataset.source.jsonl"), func(_ int, data []byte) bool {
 		var row struct {
 			Text string `json:"text"`
 			Gold string `json:"gold_label"`
 		}
-		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
+		if err := json.Unmarshal(data, &row); err != nil {
 			t.Fatal(err)
 		}
 		items = append(items, b77item{state: provider.String(row.Text), gold: row.Gold})
-	}
+		return true
+	})
 	return qs, items
 }
 
