@@ -58,3 +58,30 @@ func TestParseRecordedAt(t *testing.T) {
 		}
 	}
 }
+
+func TestQuestionClone(t *testing.T) {
+	q := Question{
+		Type:         Choice,
+		Instructions: json.RawMessage(`"Which team?"`),
+		Options:      []Option{{Label: "a", Description: json.RawMessage(`"x"`)}, {Label: "b"}},
+		Levels:       []json.RawMessage{{}},
+	}
+	c := q.Clone()
+	c.Instructions[1] = 'X'
+	c.Options[0].Label = "changed"
+	c.Options[0].Description[1] = 'Y'
+	c.Levels[0] = append(c.Levels[0], '1')
+	if string(q.Instructions) != `"Which team?"` || q.Options[0].Label != "a" || string(q.Options[0].Description) != `"x"` || len(q.Levels[0]) != 0 {
+		t.Errorf("editing the clone changed the original: %+v", q)
+	}
+	if c.Options[1].Description != nil {
+		t.Errorf("absent description became %q, want nil", c.Options[1].Description)
+	}
+	if c2 := q.Clone(); c2.Levels[0] == nil {
+		t.Error("an empty level became nil")
+	}
+	var empty Question
+	if c := empty.Clone(); c.Instructions != nil || c.Options != nil || c.Levels != nil {
+		t.Errorf("clone of the zero question = %+v, want all nil", c)
+	}
+}

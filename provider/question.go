@@ -44,6 +44,34 @@ type Question struct {
 	Levels []json.RawMessage
 }
 
+// Clone returns a deep copy of q that shares no memory with it, so a
+// caller can keep a question while its owner edits the original. Absent
+// (nil) slots stay nil and empty ones stay empty.
+func (q *Question) Clone() Question {
+	c := Question{Type: q.Type, Instructions: cloneRaw(q.Instructions)}
+	if q.Options != nil {
+		c.Options = make([]Option, len(q.Options))
+		for i, o := range q.Options {
+			c.Options[i] = Option{Label: o.Label, Description: cloneRaw(o.Description)}
+		}
+	}
+	if q.Levels != nil {
+		c.Levels = make([]json.RawMessage, len(q.Levels))
+		for i, l := range q.Levels {
+			c.Levels[i] = cloneRaw(l)
+		}
+	}
+	return c
+}
+
+// cloneRaw copies v, keeping nil apart from empty.
+func cloneRaw(v json.RawMessage) json.RawMessage {
+	if v == nil {
+		return nil
+	}
+	return append(json.RawMessage{}, v...)
+}
+
 // OptionIndex returns the index of the option labelled label, or -1.
 func (q *Question) OptionIndex(label string) int {
 	for i := range q.Options {

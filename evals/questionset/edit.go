@@ -32,7 +32,7 @@ func (s *Set) Clone() *Set {
 	c.State = cloneRaw(s.State)
 	c.Questions = make(provider.Questions, len(s.Questions))
 	for i, e := range s.Questions {
-		c.Questions[i] = provider.QuestionEntry{ID: e.ID, Question: cloneQuestion(e.Question)}
+		c.Questions[i] = provider.QuestionEntry{ID: e.ID, Question: e.Question.Clone()}
 	}
 	if s.Settings != nil {
 		c.Settings = make(map[string]Settings, len(s.Settings))
@@ -75,23 +75,6 @@ func clonePtr(p *float64) *float64 {
 	}
 	v := *p
 	return &v
-}
-
-func cloneQuestion(q provider.Question) provider.Question {
-	out := provider.Question{Type: q.Type, Instructions: cloneRaw(q.Instructions)}
-	if q.Options != nil {
-		out.Options = make([]provider.Option, len(q.Options))
-		for i, o := range q.Options {
-			out.Options[i] = provider.Option{Label: o.Label, Description: cloneRaw(o.Description)}
-		}
-	}
-	if q.Levels != nil {
-		out.Levels = make([]json.RawMessage, len(q.Levels))
-		for i, l := range q.Levels {
-			out.Levels[i] = cloneRaw(l)
-		}
-	}
-	return out
 }
 
 // cloneNode deep-copies a node tree, keeping aliases pointing into the copy.
@@ -198,7 +181,7 @@ func (s *Set) AddQuestion(id string, q provider.Question, at int) error {
 	qs := make(provider.Questions, 0, len(s.Questions)+1)
 	at = clampInsert(at, len(s.Questions))
 	qs = append(qs, s.Questions[:at]...)
-	qs = append(qs, provider.QuestionEntry{ID: id, Question: cloneQuestion(q)})
+	qs = append(qs, provider.QuestionEntry{ID: id, Question: q.Clone()})
 	qs = append(qs, s.Questions[at:]...)
 	s.Questions = qs
 	return nil

@@ -424,7 +424,7 @@ func New(name string) *Set { return &Set{Name: name} }
 func FromRequest(req *provider.Request) *Set {
 	s := &Set{Model: req.Model, State: cloneRaw(req.State)}
 	for _, e := range req.Questions {
-		s.Questions = append(s.Questions, provider.QuestionEntry{ID: e.ID, Question: cloneQuestion(e.Question)})
+		s.Questions = append(s.Questions, provider.QuestionEntry{ID: e.ID, Question: e.Question.Clone()})
 	}
 	return s
 }
