@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/jevlab/jevlab/provider"
@@ -53,7 +55,7 @@ func (rd *reader) csv(br *bufio.Reader, comma rune) error {
 		idx int
 	}
 	var labels []labelCol
-	for _, q := range sortedKeys(rd.opt.LabelFields) {
+	for _, q := range slices.Sorted(maps.Keys(rd.opt.LabelFields)) {
 		f := rd.opt.LabelFields[q]
 		i, ok := col[f]
 		if !ok {

@@ -528,15 +528,6 @@ func stateProblem(raw json.RawMessage) string {
 
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
 
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // resolve checks one label against question q. has is false for an
 // unlabelled question (null, or an empty CSV cell). fromText says the value
 // is a CSV cell (always text).

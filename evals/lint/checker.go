@@ -3,8 +3,9 @@ package lint
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -422,11 +423,7 @@ func (c *checker) finish() {
 				where = fmt.Sprintf("any of the %d dataset states", c.states)
 			}
 		}
-		keys := make([]string, 0, len(c.keys))
-		for k := range c.keys {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(c.keys))
 		fix := "correct the path, or drop the backticks if it is not a state path"
 		if s := suggest(c.sample, p.segs); s != "" {
 			fix = fmt.Sprintf("did you mean `%s`? Correct the path, or drop the backticks if it is not a state path", s)

@@ -3,8 +3,9 @@ package lint
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -138,7 +139,7 @@ func suggest(v any, segs []string) string {
 		}
 		switch t := n.(type) {
 		case map[string]any:
-			for _, k := range sortedKeys(t) {
+			for _, k := range slices.Sorted(maps.Keys(t)) {
 				visit(t[k], depth+1)
 			}
 		case []any:
@@ -185,7 +186,7 @@ func fixFrom(v any, segs []string) string {
 			}
 			return ""
 		}
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			if editdist.Levenshtein(k, s) <= 1+len(s)/6 {
 				fixed := append(append(append([]string(nil), segs[:i]...), k), segs[i+1:]...)
 				if resolveFrom(m[k], segs[i+1:]) {
@@ -197,7 +198,7 @@ func fixFrom(v any, segs []string) string {
 	}
 	if len(segs) == 1 {
 		if m, ok := v.(map[string]any); ok {
-			for _, k := range sortedKeys(m) {
+			for _, k := range slices.Sorted(maps.Keys(m)) {
 				if editdist.Levenshtein(k, segs[0]) <= 1+len(segs[0])/6 {
 					return k
 				}
@@ -216,13 +217,4 @@ func joinPath(segs []string) string {
 		b.WriteString(s)
 	}
 	return b.String()
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
