@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -96,7 +97,7 @@ func (im *importer) noeticRouteSwitch(node *object) error {
 			return err
 		}
 		for _, c := range cases.fields {
-			if !contains(outcomes, c.Key) {
+			if !slices.Contains(outcomes, c.Key) {
 				return im.fail(join("cases", c.Key), "is not an outcome of question %q (its outcomes are %s)", on, strings.Join(outcomes, ", "))
 			}
 			routes = append(routes, fmt.Sprintf("%s → %s", c.Key, describeNode(c.Value)))
@@ -432,15 +433,6 @@ func describeNode(v json.RawMessage) string {
 		s += " (with " + strings.Join(keys, ", ") + ")"
 	}
 	return s
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func shorten(s string, n int) string {

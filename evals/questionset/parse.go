@@ -8,6 +8,7 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -351,7 +352,7 @@ func (p *parser) question(s *Set, kv pair) (provider.Question, bool) {
 		qp.fields[f.key] = [2]*yaml.Node{f.keyNode, f.value}
 	}
 	for _, f := range pairs {
-		if !contains(questionFields, f.key) {
+		if !slices.Contains(questionFields, f.key) {
 			p.unknown(f.keyNode, id, f.key, questionFields, "a question has "+listWords(questionFields))
 		}
 	}
@@ -567,7 +568,7 @@ func (p *parser) unknown(k *yaml.Node, question, field string, known []string, h
 		p.errAt(k, question, field, "a question set cannot choose the server or the key (your API key goes only where you send it); use --base-url and TYPESAFE_API_KEY")
 		return
 	}
-	if a, ok := aliases[strings.ToLower(last)]; ok && contains(known, a) {
+	if a, ok := aliases[strings.ToLower(last)]; ok && slices.Contains(known, a) {
 		p.errAt(k, question, field, fmt.Sprintf("unknown field; did you mean %s?", a))
 		return
 	}
@@ -667,15 +668,6 @@ func jsonKind(raw []byte) string {
 	return "number"
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 func listWords(w []string) string {
 	if len(w) == 1 {
 		return w[0]
@@ -743,7 +735,7 @@ func isBareQuestions(pairs []pair) bool {
 		return false
 	}
 	for _, kv := range pairs {
-		if contains(topFields, kv.key) {
+		if slices.Contains(topFields, kv.key) {
 			return false
 		}
 		v := deref(kv.value)
