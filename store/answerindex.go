@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"time"
 
 	"github.com/jevlab/jevlab/provider"
 )
@@ -210,22 +209,9 @@ func stringToken(dec *json.Decoder) (string, error) {
 	return s, nil
 }
 
-// parseRecordedAt reads an exchange's recorded_at as the answer cache does:
-// RFC 3339; anything else is unknown (zero).
-func parseRecordedAt(s string) time.Time {
-	if s == "" {
-		return time.Time{}
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}
-	}
-	return t
-}
-
 // recordedNS is recorded_at as stored in answer_index.recorded_ns.
 func recordedNS(s string) int64 {
-	t := parseRecordedAt(s)
+	t := provider.ParseRecordedAt(s)
 	switch {
 	case t.IsZero():
 		return unknownTime
@@ -440,7 +426,7 @@ func (db *DB) lookupBatch(ctx context.Context, keys []provider.AnswerKey, accept
 		if runID != "" {
 			origin += fmt.Sprintf(" (run %s)", runID)
 		}
-		out[k] = provider.StoredAnswer{Raw: json.RawMessage(raw), Model: model, RecordedAt: parseRecordedAt(at), Origin: origin}
+		out[k] = provider.StoredAnswer{Raw: json.RawMessage(raw), Model: model, RecordedAt: provider.ParseRecordedAt(at), Origin: origin}
 	}
 	return rows.Err()
 }

@@ -97,7 +97,7 @@ func (e *encoder) encode(req *provider.Request) ([]byte, error) {
 		for i := range req.Questions {
 			q := &req.Questions[i].Question
 			js, _ := q.MarshalJSON()
-			fresh[i] = &qentry{copy: cloneQuestion(q), json: js}
+			fresh[i] = &qentry{copy: q.Clone(), json: js}
 			ents = append(ents, fresh[i])
 		}
 		e.mu.Lock()
@@ -218,30 +218,6 @@ func sameQuestion(q, c *provider.Question) bool {
 		}
 	}
 	return true
-}
-
-func cloneRaw(v json.RawMessage) json.RawMessage {
-	if v == nil {
-		return nil
-	}
-	return append(json.RawMessage{}, v...)
-}
-
-func cloneQuestion(q *provider.Question) provider.Question {
-	c := provider.Question{Type: q.Type, Instructions: cloneRaw(q.Instructions)}
-	if q.Options != nil {
-		c.Options = make([]provider.Option, len(q.Options))
-		for i, o := range q.Options {
-			c.Options[i] = provider.Option{Label: o.Label, Description: cloneRaw(o.Description)}
-		}
-	}
-	if q.Levels != nil {
-		c.Levels = make([]json.RawMessage, len(q.Levels))
-		for i, l := range q.Levels {
-			c.Levels[i] = cloneRaw(l)
-		}
-	}
-	return c
 }
 
 // stringLen and appendString encode a JSON string as provider does
