@@ -122,7 +122,10 @@ func TestCompareFailOnRegression(t *testing.T) {
 		}
 		return fmt.Appendf(nil, `"noul": %.2f`, 1-v)
 	})
-	evalOffline(t, db, demoSet(t, broken))
+	// the set's own gates (accuracy >= 0.8) already fail the broken run
+	if code, _, errOut := evalRun(t, "eval", "--offline", "--db", db, demoSet(t, broken)); code != 1 || !strings.Contains(errOut, "gate failed: question refund_request min_accuracy") {
+		t.Fatalf("broken eval: exit %d\n%s", code, errOut)
+	}
 
 	code, out, errOut := evalRun(t, "compare", "--db", db, "latest~1", "latest", "--fail-on-regression")
 	if code != 1 {

@@ -37,6 +37,7 @@ type evalOptions struct {
 	idField    string
 	stateField string
 	labels     []string
+	report     reportFlags // --junit, --markdown, gates (report.go)
 }
 
 func newEvalCmd(a *app) *cobra.Command {
@@ -68,6 +69,9 @@ stops before a request would take the run's total cost above the cap.`,
 			if o.maxCost < 0 {
 				return usageErr(fmt.Errorf("--max-cost %g: must not be negative", o.maxCost))
 			}
+			if err := o.report.validate(); err != nil {
+				return usageErr(err)
+			}
 			if o.resume != "" && cmd.Flags().Changed("repeat") {
 				return usageErr(errors.New("--repeat cannot change on --resume: the run keeps the repeat it started with"))
 			}
@@ -82,6 +86,7 @@ stops before a request would take the run's total cost above the cap.`,
 	f.BoolVar(&o.dryRun, "dry-run", false, "estimate tokens and cost without calling out")
 	f.Float64Var(&o.maxCost, "max-cost", 0, "stop before the run's cost would exceed USD (0 = no cap)")
 	f.BoolVar(&o.asJSON, "json", false, "print the run and its per-question metrics as JSON")
+	bindReportFlags(f, &o.report)
 	f.StringVar(&o.idField, "id-field", "", "dataset field holding the item id (default id)")
 	f.StringVar(&o.stateField, "state-field", "", "dataset field holding the state (default state)")
 	f.StringArrayVar(&o.labels, "label", nil, "map a question's label to a dataset field: QUESTION=FIELD (repeatable)")
@@ -222,7 +227,7 @@ func (a *app) eval(ctx context.Context, path string, o evalOptions) error {
 	if !o.asJSON {
 		fmt.Fprintf(a.stdout, "\nrun %s stored in %s (jevlab show %s)\n", runID, db.Path(), runID)
 	}
-	return nil
+	return a.emitReport(context.WithoutCancel(ctx), db, run, set, o.report)
 }
 
 // printEstimate prints a dry run's estimate.

@@ -34,6 +34,17 @@ func bindReportFlags(f *pflag.FlagSet, o *reportFlags) {
 	f.StringVar(&o.cutpoints, "cutpoints", "", "write the fitted confidence cut-points as JSON to PATH (an application can load them)")
 }
 
+// validate checks the flags before any work is done.
+func (o *reportFlags) validate() error {
+	if _, err := o.gate(); err != nil {
+		return err
+	}
+	if o.targetAcc <= 0 || o.targetAcc > 1 {
+		return fmt.Errorf("--target-accuracy %g: must be in (0, 1]", o.targetAcc)
+	}
+	return nil
+}
+
 // gate returns the flag gates that were set.
 func (o *reportFlags) gate() (questionset.Gate, error) {
 	var g questionset.Gate

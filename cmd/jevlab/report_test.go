@@ -90,3 +90,44 @@ func TestEmitReportGates(t *testing.T) {
 		t.Errorf("markdown to stdout: %v\n%s", err, out)
 	}
 }
+
+// TestEvalGatesEndToEnd runs eval with the report flags: the set's gates
+// pass (exit 0, JUnit and Markdown written), a stricter flag fails one
+// (exit 1), a bad flag is refused before anything runs (exit 2), and show
+// --markdown prints the full report.
+func TestEvalGatesEndToEnd(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "e.db")
+	set := demoSet(t, readFixture(t, "recorded.jsonl"))
+	junit, md := filepath.Join(dir, "g.xml"), filepath.Join(dir, "r.md")
+
+	code, out, errOut := evalRun(t, "eval", "--offline", "--db", db, set, "--junit", junit, "--markdown", md)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	x, _ := os.ReadFile(junit)
+	m, _ := os.ReadFile(md)
+	if strings.Count(string(x), "<testcase ") != 6 || !strings.Contains(string(m), "**Gates: all passed**") {
+		t.Errorf("junit:\n%s\nmarkdown:\n%s", x, m)
+	}
+	code, _, errOut = evalRun(t, "eval", "--offline", "--db", db, set, "--min-accuracy", "0.9")
+	if code != 1 || !strings.Contains(errOut, "gate failed: question urgency min_accuracy") {
+		t.Errorf("--min-accuracy 0.9: exit %d\n%s", code, errOut)
+	}
+	code, _, errOut = evalRun(t, "eval", "--offline", "--db", db, set, "--max-ece", "3")
+	if code != 2 || !strings.Contains(errOut, "--max-ece 3") {
+		t.Errorf("--max-ece 3: exit %d\n%s", code, errOut)
+	}
+	code, out, _ = evalRun(t, "runs", "--db", db, "--json")
+	if code != 0 || strings.Count(out, `"id"`) != 2 {
+		t.Errorf("a refused eval must not store a run: %s", out)
+	}
+	code, out, _ = evalRun(t, "show", "--db", db, "latest", "--markdown")
+	if code != 0 || !strings.Contains(out, "### jevlab run") || !strings.Contains(out, "| `urgency` | score | 10 |") {
+		t.Errorf("show --markdown: exit %d\n%s", code, out)
+	}
+	if code, _, _ := evalRun(t, "show", "--db", db, "latest", "--markdown", "--json"); code != 2 {
+		t.Errorf("show --markdown --json: exit %d, want 2", code)
+	}
+}

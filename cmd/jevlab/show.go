@@ -20,7 +20,7 @@ import (
 )
 
 func newShowCmd(a *app) *cobra.Command {
-	var asJSON bool
+	var asJSON, asMarkdown bool
 	cmd := &cobra.Command{
 		Use:   "show RUN",
 		Short: "Show one stored run's report",
@@ -44,6 +44,9 @@ RUN is a run id, a unique prefix of one, latest or latest~N.`,
 			if err != nil {
 				return usageErr(err)
 			}
+			if asMarkdown {
+				return a.showMarkdown(ctx, db, run) // report.go
+			}
 			rep, err := loadRunReport(ctx, db, run, defaultMetricOptions())
 			if err != nil {
 				return err
@@ -59,6 +62,8 @@ RUN is a run id, a unique prefix of one, latest or latest~N.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run and its per-question metrics as JSON")
+	cmd.Flags().BoolVar(&asMarkdown, "markdown", false, "print the full report (every metric, reliability, confusion) as Markdown")
+	cmd.MarkFlagsMutuallyExclusive("json", "markdown")
 	return cmd
 }
 
