@@ -71,6 +71,7 @@ func benchCompare(b *testing.B, boot int) {
 	b.StopTimer()
 	runtime.ReadMemStats(&after)
 	b.ReportMetric(float64(peak)/(1<<20), "heap-inuse-MB")
+	b.ReportMetric(float64(before.HeapInuse)/(1<<20), "input-heap-MB")
 	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/(1<<20), "alloc-MB/op")
 }
 

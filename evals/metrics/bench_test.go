@@ -64,5 +64,6 @@ func BenchmarkMetrics(b *testing.B) {
 	b.StopTimer()
 	runtime.ReadMemStats(&after)
 	b.ReportMetric(float64(peak)/(1<<20), "heap-inuse-MB")
+	b.ReportMetric(float64(before.HeapInuse)/(1<<20), "input-heap-MB")
 	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/(1<<20), "alloc-MB/op")
 }
