@@ -216,44 +216,7 @@ func fastResponse(data []byte) (*Response, bool) {
 			if isNullAt(data, at) {
 				return at + 4
 			}
-			var seenIn, seenOut bool
-			end, ok := objectLoop(data, at, func(key []byte, at int) int {
-				var dst *int64
-				switch string(key) {
-				case "input_tokens":
-					if seenIn {
-						return -1
-					}
-					seenIn, dst = true, &r.Usage.InputTokens
-				case "output_tokens":
-					if seenOut {
-						return -1
-					}
-					seenOut, dst = true, &r.Usage.OutputTokens
-				default:
-					if foldsTo(key, "input_tokens", "output_tokens") {
-						return -1
-					}
-					return scanValue(data, at, 0)
-				}
-				if isNullAt(data, at) {
-					return at + 4
-				}
-				end := numberEnd(data, at)
-				if end < 0 {
-					return -1
-				}
-				n, err := strconv.ParseInt(string(data[at:end]), 10, 64)
-				if err != nil {
-					return -1
-				}
-				*dst = n
-				return end
-			})
-			if !ok {
-				return -1
-			}
-			return end
+			return usageAt(data, at, &r.Usage)
 		default:
 			if foldsTo(key, "model", "answers", "usage") {
 				return -1
