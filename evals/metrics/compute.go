@@ -102,6 +102,9 @@ func Compute(q *provider.Question, obs []Obs, opt Options) *QuestionReport {
 
 	r.Selective = d.selective(q, opt)
 	r.Selective.AURC = get(MAURC)
+	if opt.MinConfidence != nil {
+		r.Selective.Routing = routing(q, first, *opt.MinConfidence, opt)
+	}
 	r.Noise = noise(q, obs, d, opt)
 	return r
 }

@@ -78,6 +78,11 @@ type Options struct {
 	NoiseFloorDraws int
 	// Model names the model in the cut-point artifact.
 	Model string
+	// MinConfidence, when set, is the question's caller-side minimum
+	// confidence: Selective.Routing then reports the share of answers
+	// routed to "uncertain" (confidence strictly under it) and the
+	// accuracy of the rest. nil computes no routing.
+	MinConfidence *float64
 }
 
 // Defaults used when an Options field is zero.
@@ -324,6 +329,9 @@ type Selective struct {
 	Cutpoint       *Cutpoint    `json:"cutpoint,omitempty"`
 	// Refused says why no cut-point was fitted.
 	Refused string `json:"refused,omitempty"`
+	// Routing is what Options.MinConfidence does to the answers (nil when
+	// no minimum confidence was given).
+	Routing *Routing `json:"routing,omitempty"`
 }
 
 // CurvePoint is accuracy over the answers whose confidence >= Threshold.
