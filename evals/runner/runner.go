@@ -124,10 +124,24 @@ type fatalError struct{ err error }
 func (e *fatalError) Error() string { return e.err.Error() }
 func (e *fatalError) Unwrap() error { return e.err }
 
+// job is one asking of one item: repeat rep of the item at seq.
 type job struct {
 	item dataset.Item
 	seq  int
 	rep  int
+}
+
+// task is the work one worker takes for an item: its repeats not yet
+// stored, in order. One worker asks them one after another so repeat 0
+// (which may be answered from the cache) is asked before the fresh
+// repeats record their answers: were they asked side by side, a repeat
+// could finish first and repeat 0 would then be answered from the cache
+// with that very answer, so the run would hold the same answer twice and
+// understate the noise --repeat measures (and ask one request fewer).
+type task struct {
+	item dataset.Item
+	seq  int
+	reps []int
 }
 
 func (c *Config) source() func(fn func(dataset.Item) error) error {
@@ -330,22 +344,26 @@ func (e *engine) execute(ctx, dbCtx context.Context, src func(fn func(dataset.It
 	callCtx := store.WithRunID(baseCtx, e.run.ID)
 	freshCtx := provider.WithFresh(callCtx)
 
-	jobs := make(chan job, cfg.Concurrency)
+	tasks := make(chan task, cfg.Concurrency)
 	results := make(chan store.ItemResult, cfg.Concurrency*2)
 	e.started = time.Now()
 
-	// Producer: stream items, skipping what is stored.
+	// Producer: stream items, skipping what is stored; an item's repeats
+	// go to one worker (see task).
 	prodErr := make(chan error, 1)
 	go func() {
-		defer close(jobs)
+		defer close(tasks)
 		seq := 0
 		err := src(func(it dataset.Item) error {
+			var reps []int
 			for r := 0; r < cfg.Repeat; r++ {
-				if e.done[store.ItemKey{ItemID: it.ID, Repeat: r}] {
-					continue
+				if !e.done[store.ItemKey{ItemID: it.ID, Repeat: r}] {
+					reps = append(reps, r)
 				}
+			}
+			if len(reps) > 0 {
 				select {
-				case jobs <- job{item: it, seq: seq, rep: r}:
+				case tasks <- task{item: it, seq: seq, reps: reps}:
 				case <-stopCtx.Done():
 					return context.Cause(stopCtx)
 				}
@@ -365,48 +383,21 @@ func (e *engine) execute(ctx, dbCtx context.Context, src func(fn func(dataset.It
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for j := range jobs {
-				if stopCtx.Err() != nil {
-					continue // drain without asking
-				}
-				req := cfg.Set.Request(j.item.State)
-				est := 0.0
-				if cfg.MaxCostUSD > 0 {
-					est = estimateCost(req, cfg.PricePerMillion)
-				}
-				held, ok := e.budget.reserve(est)
-				if !ok {
-					stop(&errCostCap{spent: e.budget.committed(), cap: cfg.MaxCostUSD})
-					continue
-				}
-				c := callCtx
-				if j.rep > 0 {
-					c = freshCtx
-				}
-				t0 := time.Now()
-				res, err := cfg.Provider.Ask(c, req)
-				if err != nil && callCtx.Err() != nil {
-					// Abandoned at a stop: not stored, asked again on resume.
-					e.budget.settle(held, 0)
-					continue
-				}
-				actual := 0.0
-				if res != nil {
-					actual = res.CostUSD
-				}
-				e.budget.settle(held, actual)
-				if err != nil {
-					switch provider.KindOf(err) {
-					case provider.KindAuth:
-						stop(&fatalError{err})
-						continue
-					case provider.KindCanceled:
-						if stopCtx.Err() != nil {
-							continue
-						}
+			for tk := range tasks {
+				for _, rep := range tk.reps {
+					if stopCtx.Err() != nil {
+						break // drain without asking
 					}
+					c := callCtx
+					if rep > 0 {
+						c = freshCtx
+					}
+					r, ok := e.ask(c, callCtx, stopCtx, job{item: tk.item, seq: tk.seq, rep: rep}, stop)
+					if !ok {
+						break // not stored: asked again on resume
+					}
+					results <- r
 				}
-				results <- e.result(j, res, err, time.Since(t0))
 			}
 		}()
 	}
@@ -455,6 +446,47 @@ func (e *engine) execute(ctx, dbCtx context.Context, src func(fn func(dataset.It
 	}
 	e.emit(true)
 	return final
+}
+
+// ask asks one job under ctx and returns its stored form, or false when
+// it is not to be stored (a stop, the spend cap, a rejected key): callCtx
+// ends when calls are abandoned after a stop, stopCtx at the stop itself.
+func (e *engine) ask(ctx, callCtx, stopCtx context.Context, j job, stop context.CancelCauseFunc) (store.ItemResult, bool) {
+	cfg := e.cfg
+	req := cfg.Set.Request(j.item.State)
+	est := 0.0
+	if cfg.MaxCostUSD > 0 {
+		est = estimateCost(req, cfg.PricePerMillion)
+	}
+	held, ok := e.budget.reserve(est)
+	if !ok {
+		stop(&errCostCap{spent: e.budget.committed(), cap: cfg.MaxCostUSD})
+		return store.ItemResult{}, false
+	}
+	t0 := time.Now()
+	res, err := cfg.Provider.Ask(ctx, req)
+	if err != nil && callCtx.Err() != nil {
+		// Abandoned at a stop: not stored, asked again on resume.
+		e.budget.settle(held, 0)
+		return store.ItemResult{}, false
+	}
+	actual := 0.0
+	if res != nil {
+		actual = res.CostUSD
+	}
+	e.budget.settle(held, actual)
+	if err != nil {
+		switch provider.KindOf(err) {
+		case provider.KindAuth:
+			stop(&fatalError{err})
+			return store.ItemResult{}, false
+		case provider.KindCanceled:
+			if stopCtx.Err() != nil {
+				return store.ItemResult{}, false
+			}
+		}
+	}
+	return e.result(j, res, err, time.Since(t0)), true
 }
 
 // write batches results into the store and emits progress.

@@ -314,6 +314,51 @@ func TestRepeatAsksFreshAfterFirst(t *testing.T) {
 	}
 }
 
+// orderProvider wraps fakeProvider and notes every fresh asking (a repeat)
+// of a state whose first asking had not yet finished: there a cache would
+// answer the first asking with the repeat's answer.
+type orderProvider struct {
+	fakeProvider
+	firstDelay time.Duration
+	mu         sync.Mutex
+	firstDone  map[string]bool
+	early      []string
+}
+
+func (o *orderProvider) Ask(ctx context.Context, req *provider.Request) (*provider.Result, error) {
+	state := string(req.State)
+	if provider.IsFresh(ctx) {
+		o.mu.Lock()
+		if !o.firstDone[state] {
+			o.early = append(o.early, state)
+		}
+		o.mu.Unlock()
+		return o.fakeProvider.Ask(ctx, req)
+	}
+	time.Sleep(o.firstDelay) // a slow cache lookup or first call
+	res, err := o.fakeProvider.Ask(ctx, req)
+	o.mu.Lock()
+	o.firstDone[state] = true
+	o.mu.Unlock()
+	return res, err
+}
+
+func TestRepeatsWaitForTheFirstAsking(t *testing.T) {
+	db := openDB(t)
+	// With the repeats of an item spread over idle workers, each would
+	// start while the slow first asking sleeps: 16 early ones.
+	o := &orderProvider{firstDelay: 20 * time.Millisecond, firstDone: map[string]bool{}}
+	if _, err := Run(context.Background(), Config{Set: testSet(t), Items: genItems(8), Provider: o, DB: db, Repeat: 3, Concurrency: 4}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(o.early) > 0 {
+		t.Errorf("%d repeats were asked before their item's first asking finished (first: %s)", len(o.early), o.early[0])
+	}
+	if o.calls.Load() != 24 || o.fresh.Load() != 16 {
+		t.Errorf("calls = %d (want 24), fresh = %d (want 16)", o.calls.Load(), o.fresh.Load())
+	}
+}
+
 func TestErrorsRecordedNotCounted(t *testing.T) {
 	db := openDB(t)
 	f := &fakeProvider{fail: func(req *provider.Request) error {
