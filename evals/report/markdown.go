@@ -50,6 +50,16 @@ func WriteMarkdown(w io.Writer, rep *RunReport) error {
 		fmt.Fprintf(b, "| `%s` | %s | %d | %s | %s | %s | %s | %s |\n", mdEsc(q.ID), q.Type, q.Labelled,
 			est(q.Accuracy), est(q.ECE), est(q.Brier), est(q.LogLoss), headline(q))
 	}
+	routed := false
+	for _, q := range rep.Questions {
+		if rt := q.Selective.Routing; rt != nil {
+			if !routed {
+				b.WriteString("\n")
+				routed = true
+			}
+			fmt.Fprintf(b, "- `%s` %s\n", mdEsc(q.ID), mdEsc(rt.String()))
+		}
+	}
 	if len(rep.Gates) > 0 {
 		b.WriteString("\n| | question | gate | result | source |\n|---|---|---|---|---|\n")
 		for _, g := range rep.Gates {

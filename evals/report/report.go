@@ -42,8 +42,8 @@ type GateResult struct {
 }
 
 // Load reads a stored run (its question-set snapshot and answers), computes
-// every question's metrics with opt (the noul threshold comes from the
-// snapshot) and evaluates the gates of gates (the question-set file the
+// every question's metrics with opt (the noul threshold and min_confidence
+// come from the snapshot) and evaluates the gates of gates (the question-set file the
 // run was made from: snapshots leave gates out, so nil means flags only)
 // plus flags.
 func Load(ctx context.Context, db *store.DB, run *store.Run, opt metrics.Options, gates *questionset.Set, flags questionset.Gate) (*RunReport, error) {
@@ -97,12 +97,17 @@ func ObsOf(a *store.ItemAnswer) metrics.Obs {
 }
 
 // Build computes the report of run from observations grouped by question
-// id, in the set's question order.
+// id, in the set's question order. Each question's noul threshold and
+// min_confidence (routing to uncertain) come from set.
 func Build(run *store.Run, set *questionset.Set, obs map[string][]metrics.Obs, opt metrics.Options, flags questionset.Gate) *RunReport {
 	rep := &RunReport{Run: run, Set: set}
 	for _, e := range set.Questions {
 		o := opt
 		o.Threshold = set.Threshold(e.ID)
+		o.MinConfidence = nil
+		if mc, ok := set.MinConfidence(e.ID); ok {
+			o.MinConfidence = &mc
+		}
 		q := e.Question
 		r := metrics.Compute(&q, obs[e.ID], o)
 		r.ID = e.ID

@@ -168,6 +168,9 @@ func writeQuestionText(b *strings.Builder, q *metrics.QuestionReport) {
 	} else if sel.Refused != "" {
 		row("cut-point", "none: "+sel.Refused)
 	}
+	if rt := sel.Routing; rt != nil {
+		row("routing", rt.String())
+	}
 	if l := q.Latency; l.N > 0 {
 		row("latency", fmt.Sprintf("p50 %.0f ms · p95 %.0f ms · p99 %.0f ms (n %d, nearest-rank)", l.P50, l.P95, l.P99, l.N))
 	}
