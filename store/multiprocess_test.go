@@ -80,6 +80,8 @@ func TestTwoProcessesShareOneDatabase(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// A failing test must not leave the writer running.
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	// Open concurrently with the writer's own Open (both may migrate).
 	db, err := Open(path)
 	if err != nil {
@@ -90,7 +92,10 @@ func TestTwoProcessesShareOneDatabase(t *testing.T) {
 	own := newRun(t, db, "reader", "jev-latest")
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	reads, maxSeen := 0, 0
+	// duringWrite counts the passes begun while the writer was still
+	// running and maxSeen the writer's answers they saw; the last pass
+	// starts after it exited.
+	reads, duringWrite, maxSeen := 0, 0, 0
 	for running := true; running; {
 		select {
 		case err := <-done:
@@ -99,6 +104,9 @@ func TestTwoProcessesShareOneDatabase(t *testing.T) {
 			}
 			running = false
 		default:
+		}
+		if running {
+			duringWrite++
 		}
 		runs, err := db.Runs(ctx, RunFilter{})
 		if err != nil {
@@ -110,7 +118,7 @@ func TestTwoProcessesShareOneDatabase(t *testing.T) {
 				if err := db.ForEachAnswer(ctx, r.ID, func(*ItemAnswer) error { n++; return nil }); err != nil {
 					t.Fatalf("reader answers: %v", err)
 				}
-				if n > maxSeen {
+				if running && n > maxSeen {
 					maxSeen = n
 				}
 			}
@@ -133,8 +141,12 @@ func TestTwoProcessesShareOneDatabase(t *testing.T) {
 	if r.Status != StatusDone || r.Done == 0 || r.Done%50 != 0 {
 		t.Errorf("writer run = %+v", r)
 	}
-	t.Logf("reader made %d passes; saw up to %d answers while writing; writer stored %d items", reads, maxSeen, r.Done)
-	if reads < 20 || maxSeen == 0 {
-		t.Errorf("reader passes = %d, max answers seen = %d; want overlap", reads, maxSeen)
+	t.Logf("reader made %d passes (%d while the writer ran); saw up to %d answers while writing; writer stored %d items", reads, duringWrite, maxSeen, r.Done)
+	// A pass reads every answer stored so far, so it slows as the writer
+	// fills the table (18 passes in 3s once, under -race on a loaded
+	// machine): ask only for real overlap, a few passes that saw the
+	// writer's answers while it was writing.
+	if duringWrite < 3 || maxSeen == 0 {
+		t.Errorf("reader passes while writing = %d, max answers seen then = %d; want overlap", duringWrite, maxSeen)
 	}
 }
