@@ -24,6 +24,16 @@ var (
 	binErr  error
 )
 
+// TestMain removes the binary jevlabBinary built, so test runs leave no
+// jevlab-bin-* directories behind in the temporary directory.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		_ = os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
 // jevlabBinary builds cmd/jevlab once per test binary.
 func jevlabBinary(t *testing.T) string {
 	t.Helper()
@@ -44,6 +54,16 @@ func jevlabBinary(t *testing.T) string {
 		t.Fatal(binErr)
 	}
 	return binPath
+}
+
+// startProcess starts cmd and kills it when the test ends, so a test that
+// fails midway leaves no eval running on (and loading the machine).
+func startProcess(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
 }
 
 func TestEvalBanking77Offline(t *testing.T) {
@@ -238,9 +258,7 @@ func TestEvalResumeAfterSIGKILL(t *testing.T) {
 	cmd.Env = env
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	startProcess(t, cmd)
 	var runID string
 	var atKill int
 	deadline := time.Now().Add(60 * time.Second)
@@ -335,9 +353,7 @@ func TestEvalSIGINTMarksInterrupted(t *testing.T) {
 	cmd.Env = append(os.Environ(), "TYPESAFE_API_KEY=", "XDG_DATA_HOME="+dir)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	startProcess(t, cmd)
 	sent := false
 	for deadline := time.Now().Add(30 * time.Second); !sent && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
@@ -418,14 +434,15 @@ func TestEvalAndReaderShareTheDatabase(t *testing.T) {
 	cmd.Env = append(os.Environ(), "TYPESAFE_API_KEY=", "XDG_DATA_HOME="+dir)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	startProcess(t, cmd)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	ctx := context.Background()
+	// passes counts the reader's passes begun while the eval still ran
+	// and seen the most answers they saw; the last pass starts after it
+	// exited.
 	passes, seen := 0, 0
-	for running := true; running; passes++ {
+	for running := true; running; {
 		select {
 		case err := <-done:
 			if err != nil {
@@ -433,6 +450,9 @@ func TestEvalAndReaderShareTheDatabase(t *testing.T) {
 			}
 			running = false
 		default:
+		}
+		if running {
+			passes++
 		}
 		runs, err := db.Runs(ctx, store.RunFilter{})
 		if err != nil {
@@ -443,7 +463,9 @@ func TestEvalAndReaderShareTheDatabase(t *testing.T) {
 			if err := db.ForEachAnswer(ctx, r.ID, func(*store.ItemAnswer) error { n++; return nil }); err != nil {
 				t.Fatalf("reader: %v", err)
 			}
-			seen = max(seen, n)
+			if running {
+				seen = max(seen, n)
+			}
 		}
 		if _, err := db.SaveQuestionSet(ctx, "reader", "", []byte(fmt.Sprintf(`{"pass":%d}`, passes))); err != nil {
 			t.Fatalf("reader write: %v", err)
@@ -458,7 +480,10 @@ func TestEvalAndReaderShareTheDatabase(t *testing.T) {
 		t.Fatalf("run: %+v, %v", r, err)
 	}
 	t.Logf("reader made %d passes while the eval ran, seeing up to %d answers", passes, seen)
-	if passes < 5 || seen == 0 {
+	// A pass reads every stored answer, so it slows as the run grows
+	// (and under -race on a loaded machine): a few passes that saw the
+	// eval's answers while it ran are overlap enough.
+	if passes < 3 || seen == 0 {
 		t.Errorf("reader passes %d, answers seen %d: the two did not overlap", passes, seen)
 	}
 }
