@@ -126,8 +126,11 @@ func TestFaultSoak(t *testing.T) {
 			t.Errorf("question %s: %d answers, want %d (one per answered item)", q, answers[q], answered)
 		}
 	}
-	// A malformed body is not retried, so each one is exactly one failed item.
-	if int64(kinds["malformed"]) != st.Malformed {
+	// A malformed body is not retried, so each one is one failed item;
+	// but, as with the 200s below, one the per-attempt timeout cut off in
+	// flight on a loaded machine is retried instead, so allow a tenth
+	// unseen. Retried malformed bodies would leave almost none.
+	if m := int64(kinds["malformed"]); m > st.Malformed || st.Malformed-m > st.Malformed/10 {
 		t.Errorf("malformed items %d, stand-in sent %d malformed bodies", kinds["malformed"], st.Malformed)
 	}
 	// Every answered item had a well-formed 200. A 200 can go unused when
