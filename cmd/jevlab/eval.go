@@ -47,7 +47,9 @@ func newEvalCmd(a *app) *cobra.Command {
 		Short: "Evaluate a question set over a labelled dataset and store the run",
 		Long: `eval asks every dataset item (all questions in one request) and stores each
 answer in the database as it completes, then prints per question n, accuracy,
-ECE, Brier and errors, and the run id.
+ECE, Brier and errors, and the run id. A question with min_confidence (a
+caller-side setting, never sent) also reports the share of answers routed to
+uncertain and the accuracy of the rest.
 
 The dataset is --data, else the set's dataset: (relative to the set file).
 Answers come from recorded fixtures and past runs where they match (--fresh
@@ -193,7 +195,13 @@ func (a *app) eval(ctx context.Context, path string, o evalOptions) error {
 	if err != nil {
 		return err
 	}
-	rep, err := loadRunReport(context.WithoutCancel(ctx), db, run, defaultMetricOptions())
+	// The metrics are computed once: the printed summary and the report
+	// files (--junit, --markdown, --cutpoints, gates) share them.
+	full, err := loadReport(context.WithoutCancel(ctx), db, run, set, o.report)
+	if err != nil {
+		return err
+	}
+	rep, err := summaryOf(context.WithoutCancel(ctx), db, full)
 	if err != nil {
 		return err
 	}
@@ -227,7 +235,7 @@ func (a *app) eval(ctx context.Context, path string, o evalOptions) error {
 	if !o.asJSON {
 		fmt.Fprintf(a.stdout, "\nrun %s stored in %s (jevlab show %s)\n", runID, db.Path(), runID)
 	}
-	return a.emitReport(context.WithoutCancel(ctx), db, run, set, o.report)
+	return a.writeReport(full, o.report)
 }
 
 // printEstimate prints a dry run's estimate.

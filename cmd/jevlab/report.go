@@ -72,19 +72,33 @@ func (o *reportFlags) gate() (questionset.Gate, error) {
 // each failed gate to stderr, and returns a failErr (exit 1) when a gate
 // failed. Without gates it always passes.
 func (a *app) emitReport(ctx context.Context, db *store.DB, run *store.Run, set *questionset.Set, o reportFlags) error {
-	g, err := o.gate()
-	if err != nil {
-		return usageErr(err)
-	}
-	opt := defaultMetricOptions()
-	if o.targetAcc <= 0 || o.targetAcc > 1 {
-		return usageErr(fmt.Errorf("--target-accuracy %g: must be in (0, 1]", o.targetAcc))
-	}
-	opt.TargetAccuracy = o.targetAcc
-	rep, err := report.Load(ctx, db, run, opt, set, g)
+	rep, err := loadReport(ctx, db, run, set, o)
 	if err != nil {
 		return err
 	}
+	return a.writeReport(rep, o)
+}
+
+// loadReport computes run's full report with the flags' metric options
+// (--target-accuracy) and gates: once per command, shared by the printed
+// summary and the report files.
+func loadReport(ctx context.Context, db *store.DB, run *store.Run, set *questionset.Set, o reportFlags) (*report.RunReport, error) {
+	g, err := o.gate()
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	opt := defaultMetricOptions()
+	if o.targetAcc <= 0 || o.targetAcc > 1 {
+		return nil, usageErr(fmt.Errorf("--target-accuracy %g: must be in (0, 1]", o.targetAcc))
+	}
+	opt.TargetAccuracy = o.targetAcc
+	return report.Load(ctx, db, run, opt, set, g)
+}
+
+// writeReport writes the report files o asks for, prints each failed gate
+// to stderr and returns a failErr (exit 1) when a gate failed.
+func (a *app) writeReport(rep *report.RunReport, o reportFlags) error {
+	run := rep.Run
 	if o.cutpoints != "" {
 		var b bytes.Buffer
 		cs := report.Cutpoints(rep)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/jevlab/jevlab/evals/metrics"
 	"github.com/jevlab/jevlab/evals/questionset"
-	"github.com/jevlab/jevlab/evals/runner"
+	"github.com/jevlab/jevlab/evals/report"
 	"github.com/jevlab/jevlab/store"
 )
 
@@ -27,6 +27,8 @@ func newShowCmd(a *app) *cobra.Command {
 		Long: `show prints a stored run: what was asked of what (question set, dataset,
 provider, requested and resolved models), its status and cost, and per
 question n, accuracy, ECE, Brier and errors with 95% bootstrap intervals.
+A question with min_confidence also shows the share of answers routed to
+uncertain (confidence under it) and the accuracy of the rest.
 RUN is a run id, a unique prefix of one, latest or latest~N.`,
 		Example: `  jevlab show latest
   jevlab show r-20261202 --json`,
@@ -47,7 +49,11 @@ RUN is a run id, a unique prefix of one, latest or latest~N.`,
 			if asMarkdown {
 				return a.showMarkdown(ctx, db, run) // report.go
 			}
-			rep, err := loadRunReport(ctx, db, run, defaultMetricOptions())
+			full, err := report.Load(ctx, db, run, defaultMetricOptions(), nil, questionset.Gate{})
+			if err != nil {
+				return err
+			}
+			rep, err := summaryOf(ctx, db, full)
 			if err != nil {
 				return err
 			}
@@ -89,47 +95,21 @@ func defaultMetricOptions() metrics.Options {
 	return metrics.Options{Seed: 1}
 }
 
-// loadRunReport reads run's question-set snapshot and answers and computes
-// each question's metrics.
-func loadRunReport(ctx context.Context, db *store.DB, run *store.Run, opt metrics.Options) (*runReport, error) {
-	snap, err := db.QuestionSet(ctx, run.SetHash)
-	if err != nil {
-		return nil, err
-	}
-	set, err := runner.ParseSnapshot(run.SetName, snap.Body)
-	if err != nil {
-		return nil, err
-	}
-	obs := make(map[string][]metrics.Obs, len(set.Questions))
-	err = db.ForEachAnswer(ctx, run.ID, func(a *store.ItemAnswer) error {
-		o := metrics.Obs{ItemID: a.ItemID, Answer: a.Answer, ErrKind: a.ErrKind, LatencyMS: a.LatencyMS, Repeat: a.Repeat}
-		if a.Label != nil {
-			o.Label, o.HasLabel = *a.Label, true
-		}
-		obs[a.QuestionID] = append(obs[a.QuestionID], o)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	rep := &runReport{Run: run, Set: set, Correct: map[string]int{}}
-	if run.Errors > 0 {
-		if rep.Failed, err = db.FailedItems(ctx, run.ID, maxFailedShown); err != nil {
+// summaryOf turns a computed report (report.Load: metrics computed once,
+// with each question's threshold and min_confidence from the run's
+// snapshot) into the summary eval and show print: per-question right
+// counts and the first few failed items.
+func summaryOf(ctx context.Context, db *store.DB, full *report.RunReport) (*runReport, error) {
+	rep := &runReport{Run: full.Run, Set: full.Set, Questions: full.Questions, Correct: map[string]int{}}
+	if full.Run.Errors > 0 {
+		var err error
+		if rep.Failed, err = db.FailedItems(ctx, full.Run.ID, maxFailedShown); err != nil {
 			return nil, err
 		}
 	}
-	for _, e := range set.Questions {
-		o := opt
-		o.Threshold = set.Threshold(e.ID)
-		if o.Model == "" && len(run.Models) > 0 {
-			o.Model = strings.Join(run.Models, "+")
-		}
-		q := e.Question
-		r := metrics.Compute(&q, obs[e.ID], o)
-		r.ID = e.ID
-		rep.Questions = append(rep.Questions, r)
+	for _, r := range full.Questions {
 		if r.Accuracy.Defined() {
-			rep.Correct[e.ID] = int(math.Round(r.Accuracy.Value * float64(r.Labelled)))
+			rep.Correct[r.ID] = int(math.Round(r.Accuracy.Value * float64(r.Labelled)))
 		}
 	}
 	return rep, nil
@@ -187,6 +167,16 @@ func renderRunReport(w io.Writer, rep *runReport) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", q.ID, q.Type, q.N, q.Answered, acc, fmtEstimate(q.ECE), fmtEstimate(q.Brier), errText)
 	}
 	tw.Flush()
+	routed := false
+	for _, q := range rep.Questions {
+		if rt := q.Selective.Routing; rt != nil {
+			if !routed {
+				fmt.Fprintln(w)
+				routed = true
+			}
+			fmt.Fprintf(w, "%s %s\n", q.ID, rt)
+		}
+	}
 	if len(rep.Failed) > 0 {
 		fmt.Fprintf(w, "\nfailed items (%d", r.Errors)
 		if r.Errors > len(rep.Failed) {
