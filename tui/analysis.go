@@ -96,7 +96,11 @@ func analyzeRun(ctx context.Context, db *store.DB, id string) (*runAnalysis, err
 			return nil, err
 		}
 		q := qe.Question
-		ra.reports = append(ra.reports, metrics.Compute(&q, ra.data.Obs[qe.ID], metrics.Options{Threshold: set.Threshold(qe.ID), Model: run.Model}))
+		opt := metrics.Options{Threshold: set.Threshold(qe.ID), Model: run.Model}
+		if mc, ok := set.MinConfidence(qe.ID); ok {
+			opt.MinConfidence = &mc // routing to uncertain, shown on the evaluate screen
+		}
+		ra.reports = append(ra.reports, metrics.Compute(&q, ra.data.Obs[qe.ID], opt))
 	}
 	return ra, nil
 }

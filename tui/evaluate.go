@@ -396,6 +396,10 @@ func (m *evalModel) coverage(rep *metrics.QuestionReport, w int) []string {
 	} else if sel.Refused != "" {
 		l = append(l, st.Muted.Render(fit(" no cut-point fitted: "+sel.Refused, w)))
 	}
+	if rt := sel.Routing; rt != nil {
+		// The set's min_confidence: what routing below it would do.
+		l = append(l, fit(" "+rt.String(), w))
+	}
 	return l
 }
 
