@@ -3,6 +3,7 @@ package metrics
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"strconv"
 
 	"github.com/jevlab/jevlab/provider"
@@ -80,40 +81,51 @@ func selConfidence(q *provider.Question, a *provider.Answer) float64 {
 func routing(q *provider.Question, first []Obs, cut float64, opt Options) *Routing {
 	r := &Routing{MinConfidence: cut, Confidence: confidenceName(q.Type)}
 	k := q.Size()
-	var routed, labelled, correct []float64
+	// Each answered item falls in one cell; a resample's figures are sums
+	// of its cell counts, so a resample needs no per-item weights.
+	var cat []uint8
 	for i := range first {
 		o := &first[i]
 		if !usable(q, o.Answer) {
 			continue
 		}
 		r.Answered++
-		var ro, la, co float64
-		if selConfidence(q, o.Answer) < cut {
-			ro = 1
+		c := cellUnlabelled
+		switch {
+		case selConfidence(q, o.Answer) < cut:
+			c = cellRouted
 			r.Routed++
-		} else if o.HasLabel && o.Label >= 0 && o.Label < k {
-			la = 1
+		case o.HasLabel && o.Label >= 0 && o.Label < k:
 			r.KeptLabelled++
+			c = cellWrong
 			if decide(q, o.Answer, opt.Threshold) == o.Label {
-				co = 1
+				c = cellRight
 				r.KeptCorrect++
 			}
 		}
-		routed, labelled, correct = append(routed, ro), append(labelled, la), append(correct, co)
+		cat = append(cat, c)
 	}
 	r.Kept = r.Answered - r.Routed
-	share := func(w []float64) float64 { return ratio(routed, nil, w) }
-	acc := func(w []float64) float64 { return ratio(correct, labelled, w) }
-	r.RoutedShare, r.KeptAccuracy = Point(share(nil)), Point(acc(nil))
-	n := r.Answered
-	if opt.Bootstrap <= 0 || n == 0 {
+	var cells routingCells
+	for _, c := range cat {
+		cells[c]++
+	}
+	r.RoutedShare, r.KeptAccuracy = Point(cells.share()), Point(cells.accuracy())
+	b := opt.Bootstrap
+	if b <= 0 || r.Answered == 0 {
 		return r
 	}
-	b := opt.Bootstrap
 	ds, da := make([]float64, b), make([]float64, b)
-	Resamples(n, b, opt.Seed^streamRouting, Workers(b), func(_, j int, w []float64) {
-		ds[j], da[j] = share(w), acc(w)
-	})
+	// The resamples are Resamples' for the same seed and n (chunks of 50,
+	// each its own stream), drawn here one by one as cell counts.
+	seed := opt.Seed ^ streamRouting
+	for c := 0; c*chunk < b; c++ {
+		rs := &Resampler{state: NewRand(seed+uint64(c)*0x9e3779b97f4a7c15, streamBootstrap).Uint64()}
+		for j := c * chunk; j < min(b, (c+1)*chunk); j++ {
+			rs.drawCells(cat, cells[:])
+			ds[j], da[j] = cells.share(), cells.accuracy()
+		}
+	}
 	r.RoutedShare.Lo, r.RoutedShare.Hi = Interval(ds)
 	if r.KeptAccuracy.Defined() {
 		r.KeptAccuracy.Lo, r.KeptAccuracy.Hi = Interval(da)
@@ -124,24 +136,39 @@ func routing(q *provider.Question, first []Obs, cut float64, opt Options) *Routi
 // streamRouting keeps the routing resamples apart from the metrics'.
 const streamRouting = 0x72_6f_75_74 // "rout"
 
-// ratio is Σ w·num / Σ w·den (den nil: Σ w), NaN when the denominator is
-// 0; w nil weighs every item 1.
-func ratio(num, den, w []float64) float64 {
-	var s, t float64
-	for i, x := range num {
-		wi := 1.0
-		if w != nil {
-			wi = w[i]
-		}
-		d := 1.0
-		if den != nil {
-			d = den[i]
-		}
-		s += wi * x
-		t += wi * d
+// The cells of an answered item under a minimum confidence.
+const (
+	cellRouted     uint8 = iota
+	cellRight            // kept, labelled, right
+	cellWrong            // kept, labelled, wrong
+	cellUnlabelled       // kept, no label
+	numCells
+)
+
+type routingCells [numCells]float64
+
+func (c *routingCells) share() float64 {
+	return c[cellRouted] / (c[cellRouted] + c[cellRight] + c[cellWrong] + c[cellUnlabelled])
+}
+
+func (c *routingCells) accuracy() float64 {
+	if t := c[cellRight] + c[cellWrong]; t > 0 {
+		return c[cellRight] / t
 	}
-	if t == 0 {
-		return math.NaN()
+	return math.NaN()
+}
+
+// drawCells draws len(cat) items with replacement, as Next does, and
+// counts the draws per cell: cells[c] is how many drawn items have cat c.
+func (r *Resampler) drawCells(cat []uint8, cells []float64) {
+	clear(cells)
+	n := uint64(len(cat))
+	st := r.state
+	for range n {
+		st += 0xa0761d6478bd642f
+		hi, lo := bits.Mul64(st, st^0xe7037ed1a0b428db)
+		j, _ := bits.Mul64(hi^lo, n)
+		cells[cat[j]]++
 	}
-	return s / t
+	r.state = st
 }
