@@ -12,8 +12,11 @@ export CGO_ENABLED := 1
 
 all: build
 
+# -buildvcs=false: the version comes from VERSION above, and VCS stamping
+# fails the build when git refuses the checkout (owned by another user, as
+# in some CI containers: "error obtaining VCS status").
 build:
-	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/jevlab
+	$(GO) build -buildvcs=false -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/jevlab
 
 run: build
 	./$(BIN)
