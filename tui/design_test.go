@@ -16,75 +16,10 @@ import (
 	"github.com/jevlab/jevlab/provider"
 )
 
-// sizes every screen is tested at.
-var sizes = []struct {
-	name string
-	w, h int
-}{{"80x24", 80, 24}, {"160x48", 160, 48}}
-
-var fixedNow = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
-
-func testOptions(set *questionset.Set, p provider.Provider, mode string) Options {
-	return Options{Set: set, Provider: p, Mode: mode, Renderer: asciiRenderer(), Now: func() time.Time { return fixedNow }}
-}
-
-// startTM starts a teatest program on m at w×h.
-func startTM(t *testing.T, m *Model, w, h int) *teatest.TestModel {
-	t.Helper()
-	return teatest.NewTestModel(t, m, teatest.WithInitialTermSize(w, h))
-}
-
-// waitFor waits until the program's output contains every one of texts.
-func waitFor(t *testing.T, tm *teatest.TestModel, texts ...string) {
-	t.Helper()
-	var seen []byte
-	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
-		seen = append(seen, b...)
-		for _, s := range texts {
-			if !bytes.Contains(seen, []byte(s)) {
-				return false
-			}
-		}
-		return true
-	}, teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
-}
-
-// finish quits the program and returns the final model's frame.
-func finish(t *testing.T, tm *teatest.TestModel) (*Model, string) {
-	t.Helper()
-	if err := tm.Quit(); err != nil {
-		t.Fatal(err)
-	}
-	fm := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*Model)
-	return fm, fm.View()
-}
-
-func typeKeys(tm *teatest.TestModel, msgs ...tea.Msg) {
-	for _, m := range msgs {
-		tm.Send(m)
-	}
-}
-
-// newTriage opens the triage set against H2's stand-in, in process: the
-// real HTTP client talking to the stand-in handler on loopback, answering
-// synthetically. The counter counts requests the stand-in received.
-func newTriage(t *testing.T) (*Model, *questionset.Set, *countingProvider) {
-	t.Helper()
-	set := triageSet(t)
-	p := &countingProvider{p: standinClient(t)}
-	m, err := New(context.Background(), testOptions(set, p, "stand-in"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m, set, p
-}
-
 func TestDesignInitial(t *testing.T) {
 	for _, sz := range sizes {
 		t.Run(sz.name, func(t *testing.T) {
-			m, _, _ := newTriage(t)
-			tm := startTM(t, m, sz.w, sz.h)
-			waitFor(t, tm, "Questions (3)")
+			tm, _, _ := startTriage(t, sz.w, sz.h)
 			_, view := finish(t, tm)
 			golden.RequireEqual(t, []byte(normalize(view)))
 		})
@@ -94,9 +29,7 @@ func TestDesignInitial(t *testing.T) {
 func TestDesignRun(t *testing.T) {
 	for _, sz := range sizes {
 		t.Run(sz.name, func(t *testing.T) {
-			m, _, fp := newTriage(t)
-			tm := startTM(t, m, sz.w, sz.h)
-			waitFor(t, tm, "Questions (3)")
+			tm, _, fp := startTriage(t, sz.w, sz.h)
 			tm.Type("r")
 			waitFor(t, tm, "3 answered")
 			_, view := finish(t, tm)
@@ -118,9 +51,7 @@ func TestDesignRun(t *testing.T) {
 func TestDesignEditOption(t *testing.T) {
 	for _, sz := range sizes {
 		t.Run(sz.name, func(t *testing.T) {
-			m, set, _ := newTriage(t)
-			tm := startTM(t, m, sz.w, sz.h)
-			waitFor(t, tm, "Questions (3)")
+			tm, set, _ := startTriage(t, sz.w, sz.h)
 			tm.Type("r")
 			waitFor(t, tm, "3 answered")
 			tm.Type("e")
@@ -152,9 +83,7 @@ func TestDesignEditOption(t *testing.T) {
 func TestDesignEditSave(t *testing.T) {
 	for _, sz := range sizes {
 		t.Run(sz.name, func(t *testing.T) {
-			m, set, _ := newTriage(t)
-			tm := startTM(t, m, sz.w, sz.h)
-			waitFor(t, tm, "Questions (3)")
+			tm, set, _ := startTriage(t, sz.w, sz.h)
 			tm.Type("e")
 			typeKeys(tm, press(tea.KeyDown), press(tea.KeyDown), press(tea.KeyDown), press(tea.KeyDown)) // shipping
 			typeKeys(tm, press(tea.KeyEnter))

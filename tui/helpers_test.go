@@ -2,6 +2,7 @@ package tui
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,9 +16,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/muesli/termenv"
 
 	"github.com/jevlab/jevlab/evals/dataset"
@@ -329,3 +332,76 @@ func (c *countingProvider) Ask(ctx context.Context, req *provider.Request) (*pro
 }
 
 func fmtType(v any) string { return fmt.Sprintf("%T", v) }
+
+// sizes every screen is tested at.
+var sizes = []struct {
+	name string
+	w, h int
+}{{"80x24", 80, 24}, {"160x48", 160, 48}}
+
+var fixedNow = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+
+func testOptions(set *questionset.Set, p provider.Provider, mode string) Options {
+	return Options{Set: set, Provider: p, Mode: mode, Renderer: asciiRenderer(), Now: func() time.Time { return fixedNow }}
+}
+
+// startTM starts a teatest program on m at w×h.
+func startTM(t *testing.T, m *Model, w, h int) *teatest.TestModel {
+	t.Helper()
+	return teatest.NewTestModel(t, m, teatest.WithInitialTermSize(w, h))
+}
+
+// waitFor waits until the program's output contains every one of texts.
+func waitFor(t *testing.T, tm *teatest.TestModel, texts ...string) {
+	t.Helper()
+	var seen []byte
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		seen = append(seen, b...)
+		for _, s := range texts {
+			if !bytes.Contains(seen, []byte(s)) {
+				return false
+			}
+		}
+		return true
+	}, teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+}
+
+// finish quits the program and returns the final model's frame.
+func finish(t *testing.T, tm *teatest.TestModel) (*Model, string) {
+	t.Helper()
+	if err := tm.Quit(); err != nil {
+		t.Fatal(err)
+	}
+	fm := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*Model)
+	return fm, fm.View()
+}
+
+func typeKeys(tm *teatest.TestModel, msgs ...tea.Msg) {
+	for _, m := range msgs {
+		tm.Send(m)
+	}
+}
+
+// newTriage opens the triage set against H2's stand-in, in process: the
+// real HTTP client talking to the stand-in handler on loopback, answering
+// synthetically. The counter counts requests the stand-in received.
+func newTriage(t *testing.T) (*Model, *questionset.Set, *countingProvider) {
+	t.Helper()
+	set := triageSet(t)
+	p := &countingProvider{p: standinClient(t)}
+	m, err := New(context.Background(), testOptions(set, p, "stand-in"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, set, p
+}
+
+// startTriage starts a teatest program on the triage set (newTriage) at
+// w×h and waits for the design screen's first frame.
+func startTriage(t *testing.T, w, h int) (*teatest.TestModel, *questionset.Set, *countingProvider) {
+	t.Helper()
+	m, set, p := newTriage(t)
+	tm := startTM(t, m, w, h)
+	waitFor(t, tm, "Questions (3)")
+	return tm, set, p
+}

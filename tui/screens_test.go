@@ -237,9 +237,7 @@ func TestHelpAndResize(t *testing.T) {
 func TestHelpScreen(t *testing.T) {
 	for _, sz := range sizes {
 		t.Run(sz.name, func(t *testing.T) {
-			m, _, _ := newTriage(t)
-			tm := startTM(t, m, sz.w, sz.h)
-			waitFor(t, tm, "Questions (3)")
+			tm, _, _ := startTriage(t, sz.w, sz.h)
 			tm.Type("?")
 			waitFor(t, tm, "Keys — design screen")
 			_, view := finish(t, tm)
