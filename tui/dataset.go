@@ -318,24 +318,13 @@ func (m *datasetModel) update(msg tea.Msg) tea.Cmd {
 func (m *datasetModel) key(msg tea.KeyMsg) tea.Cmd {
 	k := m.e.keys
 	if m.filtering {
-		switch msg.Type {
-		case tea.KeyEnter:
-			m.filtering = false
-			m.input.Blur()
-		case tea.KeyEsc:
-			m.filtering, m.query = false, ""
-			m.input.SetValue("")
-			m.input.Blur()
-		default:
-			var cmd tea.Cmd
-			m.input, cmd = m.input.Update(msg)
-			m.query = m.input.Value()
+		var cmd tea.Cmd
+		m.filtering, m.query, cmd = filterKey(&m.input, msg)
+		if m.filtering {
 			m.cursor = 0
-			m.rebuild()
-			return cmd
 		}
 		m.rebuild()
-		return nil
+		return cmd
 	}
 	if m.open {
 		switch {

@@ -129,23 +129,10 @@ func (m *runsModel) update(msg tea.Msg) tea.Cmd {
 func (m *runsModel) key(msg tea.KeyMsg) tea.Cmd {
 	k := m.e.keys
 	if m.typing {
-		switch msg.Type {
-		case tea.KeyEnter:
-			m.typing = false
-			m.input.Blur()
-		case tea.KeyEsc:
-			m.typing, m.query = false, ""
-			m.input.SetValue("")
-			m.input.Blur()
-		default:
-			var cmd tea.Cmd
-			m.input, cmd = m.input.Update(msg)
-			m.query = m.input.Value()
-			m.rebuild()
-			return cmd
-		}
+		var cmd tea.Cmd
+		m.typing, m.query, cmd = filterKey(&m.input, msg)
 		m.rebuild()
-		return nil
+		return cmd
 	}
 	n := len(m.rows)
 	switch {

@@ -4,6 +4,7 @@ import (
 	"github.com/charmbracelet/bubbles/cursor"
 	"github.com/charmbracelet/bubbles/textarea"
 	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
 )
 
 // newTextArea returns a textarea set up for the workbench: no character or
@@ -32,4 +33,22 @@ func newTextInput(prompt string) textinput.Model {
 	ti.CharLimit = 0
 	ti.Cursor.SetMode(cursor.CursorStatic)
 	return ti
+}
+
+// filterKey feeds a key to a list screen's filter line while it has focus:
+// enter keeps the query and esc clears it, both blurring the line and ending
+// typing; any other key edits the line. It returns whether typing goes on,
+// the query (the line's text) and the line's command.
+func filterKey(in *textinput.Model, msg tea.KeyMsg) (typing bool, query string, cmd tea.Cmd) {
+	switch msg.Type {
+	case tea.KeyEnter:
+		in.Blur()
+		return false, in.Value(), nil
+	case tea.KeyEsc:
+		in.SetValue("")
+		in.Blur()
+		return false, "", nil
+	}
+	*in, cmd = in.Update(msg)
+	return true, in.Value(), cmd
 }

@@ -249,3 +249,37 @@ func TestUndo(t *testing.T) {
 		t.Error("a fourth undo did not say there is nothing to undo")
 	}
 }
+
+// TestFilterKey: typed keys edit the filter line, enter keeps the query,
+// esc clears it; both end typing and blur the line.
+func TestFilterKey(t *testing.T) {
+	tests := []struct {
+		name       string
+		last       tea.KeyMsg
+		wantTyping bool
+		wantQuery  string
+	}{
+		{"edit", tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("c")}, true, "abc"},
+		{"enter keeps", tea.KeyMsg{Type: tea.KeyEnter}, false, "ab"},
+		{"esc clears", tea.KeyMsg{Type: tea.KeyEsc}, false, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in := newTextInput("/")
+			in.Focus()
+			for _, r := range "ab" {
+				filterKey(&in, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+			}
+			typing, query, _ := filterKey(&in, tc.last)
+			if typing != tc.wantTyping || query != tc.wantQuery {
+				t.Errorf("typing, query = %v, %q; want %v, %q", typing, query, tc.wantTyping, tc.wantQuery)
+			}
+			if in.Value() != tc.wantQuery {
+				t.Errorf("line holds %q, want %q", in.Value(), tc.wantQuery)
+			}
+			if in.Focused() != tc.wantTyping {
+				t.Errorf("line focused = %v after typing = %v", in.Focused(), typing)
+			}
+		})
+	}
+}
