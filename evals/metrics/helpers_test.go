@@ -1,11 +1,9 @@
 package metrics
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -97,25 +95,17 @@ func loadRecording(t testing.TB, set, file string) *recording {
 	return rec
 }
 
+// eachLine calls fn with each line of the JSONL file at path (read by
+// testutil.EachLine) and fails the test at path:line on the first error fn
+// returns.
 func eachLine(t testing.TB, path string, fn func([]byte) error) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	n := 0
-	for sc.Scan() {
-		n++
-		if err := fn(sc.Bytes()); err != nil {
+	testutil.EachLine(t, path, func(n int, b []byte) bool {
+		if err := fn(b); err != nil {
 			t.Fatalf("%s:%d: %v", path, n, err)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
+		return true
+	})
 }
 
 // obs returns the observations of question qid in dataset order.

@@ -4,10 +4,8 @@
 package metricstest
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -109,23 +107,15 @@ func Load(t testing.TB, set, file string) Run {
 	return rd
 }
 
+// eachLine calls fn with each line of the JSONL file at path (read by
+// testutil.EachLine) and fails the test at path:line on the first error fn
+// returns.
 func eachLine(t testing.TB, path string, fn func([]byte) error) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	n := 0
-	for sc.Scan() {
-		n++
-		if err := fn(sc.Bytes()); err != nil {
+	testutil.EachLine(t, path, func(n int, b []byte) bool {
+		if err := fn(b); err != nil {
 			t.Fatalf("%s:%d: %v", path, n, err)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
+		return true
+	})
 }
