@@ -405,3 +405,14 @@ func startTriage(t *testing.T, w, h int) (*teatest.TestModel, *questionset.Set, 
 	waitFor(t, tm, "Questions (3)")
 	return tm, set, p
 }
+
+// startDataset starts a teatest program on the workbench for opt at w×h,
+// switches to the dataset screen and waits for the demo set's 10 items to
+// load.
+func startDataset(t *testing.T, opt Options, w, h int) *teatest.TestModel {
+	t.Helper()
+	tm := startTM(t, newModel(t, opt), w, h)
+	tm.Type("2")
+	waitFor(t, tm, "Items 10 of 10")
+	return tm
+}

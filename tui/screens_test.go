@@ -60,10 +60,7 @@ func TestDatasetScreen(t *testing.T) {
 		t.Run(sz.name, func(t *testing.T) {
 			for _, step := range []string{"list", "open", "run"} {
 				t.Run(step, func(t *testing.T) {
-					m := newModel(t, demoTriage(t))
-					tm := startTM(t, m, sz.w, sz.h)
-					tm.Type("2")
-					waitFor(t, tm, "Items 10 of 10")
+					tm := startDataset(t, demoTriage(t), sz.w, sz.h)
 					switch step {
 					case "open":
 						typeKeys(tm, press(tea.KeyDown), press(tea.KeyEnter))
@@ -135,10 +132,7 @@ func TestEvalStartCancel(t *testing.T) {
 			opt.DB = openDB(t)
 			fp := &fakeProvider{block: make(chan struct{})}
 			opt.Provider = fp
-			m := newModel(t, opt)
-			tm := startTM(t, m, sz.w, sz.h)
-			tm.Type("2")
-			waitFor(t, tm, "Items 10 of 10")
+			tm := startDataset(t, opt, sz.w, sz.h)
 			tm.Type("3r")
 			waitFor(t, tm, "running")
 			tm.Type("x")
@@ -162,10 +156,7 @@ func TestEvalRecorded(t *testing.T) {
 		t.Run(sz.name, func(t *testing.T) {
 			opt := demoTriage(t)
 			opt.DB = openDB(t)
-			m := newModel(t, opt)
-			tm := startTM(t, m, sz.w, sz.h)
-			tm.Type("2")
-			waitFor(t, tm, "Items 10 of 10")
+			tm := startDataset(t, opt, sz.w, sz.h)
 			tm.Type("3r")
 			waitFor(t, tm, "Metrics of run")
 			tm.Type("]]")
@@ -258,10 +249,7 @@ func TestScreensInitial(t *testing.T) {
 				t.Run(sc.name, func(t *testing.T) {
 					opt := demoTriage(t)
 					opt.DB = openDB(t)
-					m := newModel(t, opt)
-					tm := startTM(t, m, sz.w, sz.h)
-					tm.Type("2")
-					waitFor(t, tm, "Items 10 of 10")
+					tm := startDataset(t, opt, sz.w, sz.h)
 					tm.Type(sc.key)
 					waitFor(t, tm, sc.want)
 					_, view := finish(t, tm)
