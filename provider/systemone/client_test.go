@@ -201,6 +201,34 @@ func TestInvalidRequestIsNotSent(t *testing.T) {
 	}
 }
 
+// TestCachedQuestionEditedInPlaceIsValidated: after two successful asks
+// have filled the encoder's question cache and body memo, a question cut
+// to one option in place is rejected locally on the next Ask, never sent.
+func TestCachedQuestionEditedInPlaceIsValidated(t *testing.T) {
+	var hits atomic.Int32
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, okBody)
+	})
+	c, _ := newTestClient(t, h, nil)
+	req := testRequest(t)
+	for i := 0; i < 2; i++ {
+		if _, err := c.Ask(context.Background(), req); err != nil {
+			t.Fatalf("ask %d: %v", i+1, err)
+		}
+	}
+	q := &req.Questions[1].Question
+	q.Options = q.Options[:1]
+	_, err := c.Ask(context.Background(), req)
+	if provider.KindOf(err) != provider.KindInvalid || !strings.Contains(err.Error(), `question "team": criteria: has 1 option(s)`) {
+		t.Fatalf("err %v (kind %q), want a local rejection of question \"team\"", err, provider.KindOf(err))
+	}
+	if n := hits.Load(); n != 2 {
+		t.Errorf("server saw %d requests, want 2: the edited request was sent", n)
+	}
+}
+
 func TestStatusMapping(t *testing.T) {
 	cases := []struct {
 		name    string
