@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/jevlab/jevlab/internal/bars"
+	"github.com/jevlab/jevlab/internal/termsafe"
 	"github.com/jevlab/jevlab/provider"
 )
 
@@ -54,7 +55,7 @@ func renderChart(in chartInput, st *Styles) []string {
 		w = 20
 	}
 	var out []string
-	title := fmt.Sprintf("%s · %s", in.ID, in.Q.Type)
+	title := fmt.Sprintf("%s · %s", termsafe.String(in.ID), in.Q.Type) // ids and labels come from the file: escaped
 	if in.Cur != nil {
 		switch in.Q.Type {
 		case provider.Choice:
@@ -160,7 +161,7 @@ func choiceLines(in chartInput, w int, st *Styles) []string {
 	maxLabel := 0
 	for i := range idx {
 		idx[i] = i
-		if n := ansi.StringWidth(q.Options[i].Label); n > maxLabel {
+		if n := ansi.StringWidth(termsafe.String(q.Options[i].Label)); n > maxLabel {
 			maxLabel = n
 		}
 	}
@@ -184,7 +185,7 @@ func choiceLines(in chartInput, w int, st *Styles) []string {
 			}
 			style = st.BarTrue
 		}
-		row := valueRow(marker, label, cur(i), labelW, barW, style, st)
+		row := valueRow(marker, termsafe.String(label), cur(i), labelW, barW, style, st)
 		if in.Prev != nil {
 			lines = append(lines, withDelta(row, prev(i), cur(i), st), ghostRow(prev(i), labelW, barW, st))
 		} else {
@@ -232,7 +233,7 @@ func scoreLines(in chartInput, w int, st *Styles) []string {
 	legends := make([]string, len(q.Levels))
 	maxLabel := 0
 	for i, l := range q.Levels {
-		legends[i] = fmt.Sprintf("%d %s", i, provider.Text(l))
+		legends[i] = fmt.Sprintf("%d %s", i, termsafe.String(provider.Text(l)))
 		if n := ansi.StringWidth(legends[i]); n > maxLabel {
 			maxLabel = n
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/jevlab/jevlab/evals/questionset"
+	"github.com/jevlab/jevlab/internal/termsafe"
 	"github.com/jevlab/jevlab/provider"
 )
 
@@ -498,7 +499,7 @@ func (d *designModel) restack() {
 		if a := d.answers[qe.ID]; a != nil && a.lines != nil {
 			d.stack = append(d.stack, a.lines...)
 		} else {
-			d.stack = append(d.stack, st.Header.Render(fit(fmt.Sprintf("%s · %s", qe.ID, qe.Question.Type), w)), st.Muted.Render("not run yet — press r to run"))
+			d.stack = append(d.stack, st.Header.Render(fit(fmt.Sprintf("%s · %s", termsafe.String(qe.ID), qe.Question.Type), w)), st.Muted.Render("not run yet — press r to run"))
 		}
 	}
 	if sel != nil {
@@ -1156,7 +1157,7 @@ func (d *designModel) listView(w, h int) []string {
 		}
 		iw := ansi.StringWidth(info)
 		idW := max(1, w-5-iw)
-		idText := fit(qe.ID, idW)
+		idText := fit(termsafe.String(qe.ID), idW) // ids come from the file
 		if i == d.cursor && d.focus != paneState {
 			idText = st.Selected.Render(idText)
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/jevlab/jevlab/internal/termsafe"
 	"github.com/jevlab/jevlab/store"
 )
 
@@ -236,7 +237,7 @@ func (m *runsModel) view(w, h int) string {
 		title += fmt.Sprintf(" (the newest %d; `jevlab runs` lists all)", runsPage)
 	}
 	if m.thisSet {
-		title += " · set " + m.e.set.Title()
+		title += " · set " + termsafe.String(m.e.set.Title())
 	}
 	if m.query != "" {
 		title += " · /" + m.query

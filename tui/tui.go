@@ -24,6 +24,7 @@ import (
 
 	"github.com/jevlab/jevlab/evals/dataset"
 	"github.com/jevlab/jevlab/evals/questionset"
+	"github.com/jevlab/jevlab/internal/termsafe"
 	"github.com/jevlab/jevlab/provider"
 	"github.com/jevlab/jevlab/store"
 )
@@ -412,7 +413,7 @@ func (m *Model) View() string {
 
 func (m *Model) header(w int) string {
 	e, st := m.e, &m.e.st
-	name := e.set.Title()
+	name := termsafe.String(e.set.Title()) // from the file: never drives the terminal
 	parts := []string{st.Title.Render(name)}
 	if e.dirty {
 		parts = append(parts, st.Dirty.Render("● unsaved"))
@@ -521,7 +522,7 @@ func (m *Model) quitDialog(w, h int) string {
 		path = defaultSavePath(e.set)
 	}
 	text := fmt.Sprintf("%s has unsaved changes.\n\nSave to %s before quitting?\n\n  y    save and quit\n  n    quit without saving\n  esc  keep working",
-		e.set.Title(), path)
+		termsafe.String(e.set.Title()), termsafe.String(path))
 	box := e.st.Dialog.Width(min(60, w-4)).Render(text)
 	return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, box)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jevlab/jevlab/internal/termsafe"
 	"github.com/jevlab/jevlab/store"
 )
 
@@ -15,8 +16,14 @@ import (
 // streams, and resources opened lazily (the database, providers) that must
 // be closed on exit.
 type app struct {
-	stdin          *os.File
+	stdin *os.File
+	// stdout and stderr escape every control character written through
+	// them (termsafe): names, ids, labels, models and messages come from
+	// files and servers and must never drive the terminal. Only the
+	// workbench and eval's progress bar, which draw with escape sequences
+	// of their own, use ttyOut and ttyErr, the streams as given.
 	stdout, stderr io.Writer
+	ttyOut, ttyErr io.Writer
 
 	dbPath      string
 	baseURL     string
@@ -36,7 +43,10 @@ type app struct {
 }
 
 func newApp(stdin *os.File, stdout, stderr io.Writer) *app {
-	return &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	out, errw := termsafe.NewWriter(stdout), termsafe.NewWriter(stderr)
+	a := &app{stdin: stdin, stdout: out, stderr: errw, ttyOut: stdout, ttyErr: stderr}
+	a.onClose(func() error { out.Flush(); return errw.Flush() })
+	return a
 }
 
 // bindGlobalFlags declares the shared flags of design.md on root.

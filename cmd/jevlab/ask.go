@@ -16,6 +16,7 @@ import (
 
 	"github.com/jevlab/jevlab/evals/questionset"
 	"github.com/jevlab/jevlab/internal/bars"
+	"github.com/jevlab/jevlab/internal/termsafe"
 	"github.com/jevlab/jevlab/provider"
 )
 
@@ -154,8 +155,11 @@ func renderResult(w io.Writer, set *questionset.Set, req *provider.Request, res 
 	if title == "" {
 		title = set.Path
 	}
-	fmt.Fprintf(w, "%s\n", title)
-	fmt.Fprintf(w, "model     %s → %s\n", req.Model, resolved)
+	// Names, ids, labels and models come from the file and the server:
+	// each is escaped on its own line (termsafe.String), so a newline in a
+	// name cannot forge a line of output either.
+	fmt.Fprintf(w, "%s\n", termsafe.String(title))
+	fmt.Fprintf(w, "model     %s → %s\n", termsafe.String(req.Model), termsafe.String(resolved))
 	fmt.Fprintf(w, "source    %s   (mode %s)\n", sourceSummary(res), mode)
 	lat := "— (all from cache)"
 	if res.Latency > 0 {
@@ -164,7 +168,7 @@ func renderResult(w io.Writer, set *questionset.Set, req *provider.Request, res 
 	fmt.Fprintf(w, "latency   %s   tokens %d in / %d out   cost $%.6f\n",
 		lat, res.Usage.InputTokens, res.Usage.OutputTokens, res.CostUSD)
 	if res.RequestID != "" {
-		fmt.Fprintf(w, "request   %s\n", res.RequestID)
+		fmt.Fprintf(w, "request   %s\n", termsafe.String(res.RequestID))
 	}
 	for i := range res.Answers {
 		an := &res.Answers[i]
@@ -228,18 +232,18 @@ func sourceSummary(res *provider.Result) string {
 // answerHeader prints "id (type)" with confidence and, when the answers
 // of one result came from different places, the answer's own source.
 func answerHeader(w io.Writer, an *provider.Answer, extra string) {
-	fmt.Fprintf(w, "%s (%s)", an.ID, an.Type)
+	fmt.Fprintf(w, "%s (%s)", termsafe.String(an.ID), termsafe.String(string(an.Type)))
 	if extra != "" {
 		fmt.Fprintf(w, "  %s", extra)
 	}
 	if an.HasConfidence {
 		fmt.Fprintf(w, "  confidence %s", prob(an.Confidence))
 	}
-	fmt.Fprintf(w, "  [%s %s]\n", an.Provenance.Source, an.Provenance.Model)
+	fmt.Fprintf(w, "  [%s %s]\n", an.Provenance.Source, termsafe.String(an.Provenance.Model))
 }
 
 func renderChoice(w io.Writer, an *provider.Answer, q *provider.Question) {
-	answerHeader(w, an, "chose "+an.Choice)
+	answerHeader(w, an, "chose "+termsafe.String(an.Choice))
 	idx := make([]int, len(q.Options))
 	for i := range idx {
 		idx[i] = i
@@ -360,12 +364,12 @@ func labelWidth(n int, label func(int) string) int {
 
 // pad left-aligns s in width runes, cutting it with … when longer.
 func pad(s string, width int) string {
-	s = strings.Map(func(r rune) rune {
+	s = termsafe.String(strings.Map(func(r rune) rune {
 		if r == '\n' || r == '\t' || r == '\r' {
 			return ' '
 		}
 		return r
-	}, s)
+	}, s))
 	n := utf8.RuneCountInString(s)
 	if n > width {
 		r := []rune(s)

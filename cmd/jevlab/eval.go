@@ -270,7 +270,7 @@ func (a *app) printEstimate(est *runner.Estimate, o evalOptions) error {
 // showProgress draws progress on stderr: an updating bar on a terminal, a
 // plain line every few seconds otherwise.
 func (a *app) showProgress(ch <-chan runner.Progress) {
-	f, ok := a.stderr.(*os.File)
+	f, ok := a.ttyErr.(*os.File)
 	tty := ok && isatty.IsTerminal(f.Fd())
 	var last runner.Progress
 	var lastDraw time.Time
@@ -285,7 +285,9 @@ func (a *app) showProgress(ch <-chan runner.Progress) {
 		}
 		lastDraw = time.Now()
 		if tty {
-			fmt.Fprintf(a.stderr, "\r%s\x1b[K", progressLine(p, true))
+			// The bar draws with \r and ESC [K itself; the line holds
+			// only numbers and the run id, nothing from a file.
+			fmt.Fprintf(a.ttyErr, "\r%s\x1b[K", progressLine(p, true))
 		} else {
 			fmt.Fprintln(a.stderr, progressLine(p, false))
 		}

@@ -12,6 +12,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/jevlab/jevlab/internal/termsafe"
 )
 
 // Exit codes: 0 ok, 1 a failed gate or regression, 2 usage or input errors.
@@ -47,8 +49,8 @@ func run(args []string, stdin *os.File, stdout, stderr *os.File) int {
 	root := newRootCmd(a)
 	root.SetArgs(args)
 	root.SetIn(stdin)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
 	err := root.Execute()
 	a.close()
 	if err == nil {
@@ -57,11 +59,12 @@ func run(args []string, stdin *os.File, stdout, stderr *os.File) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintln(stderr, "jevlab:", ee.err)
+			// Messages quote names, ids and servers' words: escaped.
+			fmt.Fprintln(stderr, "jevlab:", termsafe.Text(ee.err.Error()))
 		}
 		return ee.code
 	}
-	fmt.Fprintln(stderr, "jevlab:", err)
+	fmt.Fprintln(stderr, "jevlab:", termsafe.Text(err.Error()))
 	return exitUsage
 }
 

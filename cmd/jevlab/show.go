@@ -16,6 +16,7 @@ import (
 	"github.com/jevlab/jevlab/evals/metrics"
 	"github.com/jevlab/jevlab/evals/questionset"
 	"github.com/jevlab/jevlab/evals/report"
+	"github.com/jevlab/jevlab/internal/termsafe"
 	"github.com/jevlab/jevlab/store"
 )
 
@@ -115,22 +116,27 @@ func summaryOf(ctx context.Context, db *store.DB, full *report.RunReport) (*runR
 	return rep, nil
 }
 
+// esc escapes a one-line string from a file, the database or a server
+// for the terminal (and keeps table columns aligned: the escaped form is
+// what is measured).
+func esc(s string) string { return termsafe.String(s) }
+
 // renderRunReport prints a run's header and per-question summary table.
 func renderRunReport(w io.Writer, rep *runReport) {
 	r := rep.Run
 	name := ""
 	if r.Name != "" {
-		name = " (" + r.Name + ")"
+		name = " (" + esc(r.Name) + ")"
 	}
 	fmt.Fprintf(w, "run %s%s  %s  %d/%d items  %d errors\n", r.ID, name, statusText(r), r.Done, r.Total, r.Errors)
-	set := r.SetName
+	set := esc(r.SetName)
 	if r.SetPath != "" {
-		set += " (" + r.SetPath + ")"
+		set += " (" + esc(r.SetPath) + ")"
 	}
-	fmt.Fprintf(w, "question set %s · dataset %s\n", set, orDash(r.DatasetPath))
+	fmt.Fprintf(w, "question set %s · dataset %s\n", set, esc(orDash(r.DatasetPath)))
 	resolved := "?"
 	if len(r.Models) > 0 {
-		resolved = strings.Join(r.Models, ", ")
+		resolved = strings.Join(termsafe.Strings(r.Models), ", ")
 		if len(r.Models) > 1 {
 			resolved += " (mixed model versions)"
 		}
@@ -139,12 +145,12 @@ func renderRunReport(w io.Writer, rep *runReport) {
 	if !r.FinishedAt.IsZero() {
 		dur = " · " + r.FinishedAt.Sub(r.StartedAt).Round(100*time.Millisecond).String()
 	}
-	fmt.Fprintf(w, "model %s → %s · %s · %s input tokens · $%.4f%s\n", r.Model, resolved, orDash(r.ProviderKind), groupDigits(r.InputTokens), r.CostUSD, dur)
+	fmt.Fprintf(w, "model %s → %s · %s · %s input tokens · $%.4f%s\n", esc(r.Model), resolved, orDash(r.ProviderKind), groupDigits(r.InputTokens), r.CostUSD, dur)
 	if r.Repeat > 1 {
 		fmt.Fprintf(w, "repeat %d (metrics use each item's first asking; repeats measure noise)\n", r.Repeat)
 	}
 	if r.Reason != "" {
-		fmt.Fprintf(w, "reason: %s\n", r.Reason)
+		fmt.Fprintf(w, "reason: %s\n", esc(r.Reason))
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -164,7 +170,7 @@ func renderRunReport(w io.Writer, rep *runReport) {
 		if len(kinds) > 0 {
 			errText += " (" + strings.Join(sortedStrings(kinds), ", ") + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", q.ID, q.Type, q.N, q.Answered, acc, fmtEstimate(q.ECE), fmtEstimate(q.Brier), errText)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", esc(q.ID), esc(string(q.Type)), q.N, q.Answered, acc, fmtEstimate(q.ECE), fmtEstimate(q.Brier), errText)
 	}
 	tw.Flush()
 	routed := false
@@ -174,7 +180,7 @@ func renderRunReport(w io.Writer, rep *runReport) {
 				fmt.Fprintln(w)
 				routed = true
 			}
-			fmt.Fprintf(w, "%s %s\n", q.ID, rt)
+			fmt.Fprintf(w, "%s %s\n", esc(q.ID), rt)
 		}
 	}
 	if len(rep.Failed) > 0 {
@@ -188,7 +194,7 @@ func renderRunReport(w io.Writer, rep *runReport) {
 			if r.Repeat > 1 {
 				rep = fmt.Sprintf(" (repeat %d)", it.Repeat)
 			}
-			fmt.Fprintf(w, "  %s%s: %s\n", it.ItemID, rep, firstLine(it.ErrMsg, 160))
+			fmt.Fprintf(w, "  %s%s: %s\n", esc(it.ItemID), rep, esc(firstLine(it.ErrMsg, 160)))
 		}
 	}
 	misses := 0

@@ -124,7 +124,7 @@ func (a *app) workbench(cmd *cobra.Command, args []string) error {
 	}
 	opt.Mouse = true
 	opt.Input = a.stdin
-	if f, ok := a.stdout.(*os.File); ok {
+	if f, ok := a.ttyOut.(*os.File); ok {
 		opt.Output = f
 	}
 	if err := tui.Run(ctx, opt); err != nil {

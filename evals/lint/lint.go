@@ -20,6 +20,7 @@ import (
 	"github.com/jevlab/jevlab/evals/dataset"
 	"github.com/jevlab/jevlab/evals/questionset"
 	"github.com/jevlab/jevlab/internal/srcpos"
+	"github.com/jevlab/jevlab/internal/termsafe"
 )
 
 // Severity is how serious a finding is.
@@ -100,8 +101,11 @@ type Finding struct {
 // `file:line:col: severity[id]: question "q": message` with the fix on a
 // second, indented line.
 func (f Finding) String() string {
+	// The file's name, labels and texts are quoted in messages: each part
+	// is escaped for the terminal (termsafe), so a finding is two lines at
+	// most and drives nothing.
 	var b strings.Builder
-	if pos := srcpos.Format(f.File, f.Line, f.Col); pos != "" {
+	if pos := srcpos.Format(termsafe.String(f.File), f.Line, f.Col); pos != "" {
 		b.WriteString(pos)
 		b.WriteString(": ")
 	}
@@ -109,10 +113,10 @@ func (f Finding) String() string {
 	if f.Question != "" {
 		fmt.Fprintf(&b, "question %q: ", f.Question)
 	}
-	b.WriteString(f.Message)
+	b.WriteString(termsafe.String(f.Message))
 	if f.Fix != "" {
 		b.WriteString("\n    fix: ")
-		b.WriteString(f.Fix)
+		b.WriteString(termsafe.String(f.Fix))
 	}
 	return b.String()
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/jevlab/jevlab/evals/compare"
+	"github.com/jevlab/jevlab/internal/termsafe"
 )
 
 func side(r compare.RunRef) string {
@@ -80,7 +81,7 @@ func WriteCompareText(w io.Writer, c *compare.Comparison) error {
 		}
 	}
 	fmt.Fprintf(b, "\n%s\n", c.Conventions)
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, termsafe.Text(b.String())) // names and messages from files and servers: escaped
 	return err
 }
 
@@ -120,6 +121,6 @@ func WriteCompareMarkdown(w io.Writer, c *compare.Comparison) error {
 		b.WriteString("\n</details>\n")
 	}
 	fmt.Fprintf(b, "\n<sub>%s</sub>\n", mdEsc(c.Conventions))
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, termsafe.Text(b.String())) // names and messages from files and servers: escaped
 	return err
 }

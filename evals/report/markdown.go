@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/jevlab/jevlab/evals/metrics"
+	"github.com/jevlab/jevlab/internal/termsafe"
 )
 
 // mdEsc escapes the characters that break a Markdown table cell.
@@ -80,6 +81,6 @@ func WriteMarkdown(w io.Writer, rep *RunReport) error {
 	if len(rep.Questions) > 0 {
 		fmt.Fprintf(b, "\n<sub>%s</sub>\n", mdEsc(Conventions(rep.Questions[0].Conventions)))
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, termsafe.Text(b.String())) // names and messages from files and servers: escaped
 	return err
 }

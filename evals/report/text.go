@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/jevlab/jevlab/evals/metrics"
+	"github.com/jevlab/jevlab/internal/termsafe"
 )
 
 // est formats an estimate as "0.842 [0.806, 0.876]" ("—" when undefined).
@@ -80,7 +81,7 @@ func WriteText(w io.Writer, rep *RunReport) error {
 			b.WriteString("GATES FAILED\n")
 		}
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, termsafe.Text(b.String())) // names and messages from files and servers: escaped
 	return err
 }
 
