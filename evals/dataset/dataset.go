@@ -66,6 +66,12 @@ type Options struct {
 	// Format forces "jsonl" or "csv"; empty chooses by extension, then by
 	// sniffing the first byte.
 	Format string
+	// KeepStale keeps a well-formed label that names no option or level of
+	// the set as it is now (or a question the set no longer has) instead
+	// of failing its row: it is kept with Index -1 and its text, for
+	// ResolveLabels to report and exclude. Labels of the wrong kind still
+	// fail.
+	KeepStale bool
 }
 
 func (o Options) idField() string {
@@ -544,19 +550,26 @@ func (rd *reader) resolve(q string, raw json.RawMessage, fromText bool) (Label, 
 		return Label{Index: -1, Text: s}, true, ""
 	}
 	question, ok := rd.set.Questions.Get(q)
+	var str string
+	isStr := raw[0] == '"' && json.Unmarshal(raw, &str) == nil
 	if !ok {
+		if rd.opt.KeepStale {
+			return staleLabel(raw, str, isStr), true, ""
+		}
 		msg := fmt.Sprintf("no such question in the set (questions: %s)", strings.Join(rd.set.Questions.IDs(), ", "))
 		return Label{}, false, msg
 	}
-	var str string
-	isStr := raw[0] == '"' && json.Unmarshal(raw, &str) == nil
 	if isStr && str == "" {
 		if fromText {
 			return Label{}, false, ""
 		}
 		return Label{}, false, "empty label; use null or leave the question out for an unlabelled item"
 	}
-	return ResolveLabel(question, raw)
+	l, has, msg := ResolveLabel(question, raw)
+	if msg != "" && rd.opt.KeepStale && isStale(question, raw, isStr) {
+		return staleLabel(raw, str, isStr), true, ""
+	}
+	return l, has, msg
 }
 
 // ResolveLabel checks one raw JSON label against question q and returns
