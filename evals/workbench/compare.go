@@ -1,0 +1,80 @@
+package workbench
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jevlab/jevlab/evals/compare"
+	"github.com/jevlab/jevlab/store"
+)
+
+// CompareOptions tune a comparison (compare.Options).
+type CompareOptions = compare.Options
+
+// DefaultCompareOptions are the canonical comparison settings: seed
+// CanonicalSeed, every other field at its documented default.
+func DefaultCompareOptions() CompareOptions { return CompareOptions{Seed: CanonicalSeed} }
+
+// Compared is a comparison with the two runs it read: A the baseline, B
+// the candidate.
+type Compared struct {
+	A, B       *Run
+	Comparison *Comparison
+}
+
+// CompareRuns compares run refB (the candidate) against refA (the
+// baseline), paired by item id, with opt (nil: DefaultCompareOptions).
+func CompareRuns(ctx context.Context, db *store.DB, refA, refB string, opt *CompareOptions) (*Compared, error) {
+	if db == nil {
+		return nil, fmt.Errorf("no database (choose one with --db or $JEVLAB_DB)")
+	}
+	var runs [2]*Run
+	var data [2]compare.RunData
+	for i, ref := range []string{refA, refB} {
+		r, err := db.ResolveRun(ctx, ref)
+		if err != nil {
+			return nil, fmt.Errorf("run %q: %w (see jevlab runs)", ref, err)
+		}
+		runs[i] = r
+		if data[i], err = compare.LoadRun(ctx, db, r); err != nil {
+			return nil, err
+		}
+	}
+	if runs[0].ID == runs[1].ID {
+		return nil, &SameRunError{A: refA, B: refB, ID: runs[0].ID}
+	}
+	o := DefaultCompareOptions()
+	if opt != nil {
+		o = *opt
+	}
+	return &Compared{A: runs[0], B: runs[1], Comparison: compare.Compare(data[0], data[1], o)}, nil
+}
+
+// CompareViews compares two run views already loaded (the workbench keeps
+// them), exactly as CompareRuns would.
+func CompareViews(a, b *RunView, opt *CompareOptions) (*Compared, error) {
+	if a.Run.ID == b.Run.ID {
+		return nil, &SameRunError{A: a.Run.ID, B: b.Run.ID, ID: a.Run.ID}
+	}
+	o := DefaultCompareOptions()
+	if opt != nil {
+		o = *opt
+	}
+	return &Compared{A: a.Run, B: b.Run, Comparison: compare.Compare(a.data, b.data, o)}, nil
+}
+
+// SameRunError says both sides of a comparison are one run.
+type SameRunError struct{ A, B, ID string }
+
+func (e *SameRunError) Error() string {
+	return fmt.Sprintf("%s and %s are the same run %s", e.A, e.B, e.ID)
+}
+
+// Paired counts the items paired across every question of c.
+func Paired(c *Comparison) int {
+	n := 0
+	for _, q := range c.Questions {
+		n += q.Paired
+	}
+	return n
+}

@@ -1,0 +1,105 @@
+package workbench
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/jevlab/jevlab/evals/dataset"
+	"github.com/jevlab/jevlab/evals/questionset"
+	"github.com/jevlab/jevlab/evals/runner"
+	"github.com/jevlab/jevlab/provider"
+	"github.com/jevlab/jevlab/store"
+)
+
+// RunTemplate is what every run starts from, whoever starts it: cmd fills
+// it once from its flags and environment, and both `jevlab eval` and the
+// workbench's evaluate screen build their runner configuration from it, so a
+// run is recorded the same way (provider kind, base URL, version,
+// concurrency, settings, the resolved dataset path) wherever it began.
+type RunTemplate struct {
+	// DB stores the runs.
+	DB *store.DB
+	// Provider answers the requests; ProviderKind is its mode (live,
+	// cached, offline, stand-in) as recorded with the run.
+	Provider     provider.Provider
+	ProviderKind string
+	// BaseURL is recorded with runs that call out ("" offline).
+	BaseURL string
+	// Version is jevlab's version string, recorded with the run.
+	Version string
+	// Concurrency bounds the workers; RPS and Timeout are the client's
+	// limits, recorded as settings.
+	Concurrency int
+	RPS         float64
+	Timeout     time.Duration
+	// Fresh and Offline are the cache flags, recorded as settings.
+	Fresh, Offline bool
+	// Repeat asks every item this many times (default 1).
+	Repeat int
+	// MaxCostUSD caps the run's cost (0 = none).
+	MaxCostUSD float64
+	// Settings are extra settings recorded with the run.
+	Settings map[string]any
+}
+
+// RunSpec is one run to start from a template.
+type RunSpec struct {
+	// Set is the question set as it is now.
+	Set *questionset.Set
+	// DatasetPath is the dataset file, resolved (absolute or relative to
+	// the working directory); it is recorded with the run.
+	DatasetPath string
+	// Items are the dataset's items (labels already resolved against Set,
+	// e.g. by ResolveLabels); Source streams them instead.
+	Items  []dataset.Item
+	Source func(fn func(dataset.Item) error) error
+	// Name labels a new run; Resume names a stored run to continue.
+	Name, Resume string
+}
+
+// Config builds the runner configuration of spec from the template.
+func (t *RunTemplate) Config(spec RunSpec) runner.Config {
+	settings := map[string]any{"rps": t.RPS, "timeout": t.Timeout.String(), "fresh": t.Fresh, "offline": t.Offline}
+	for k, v := range t.Settings {
+		settings[k] = v
+	}
+	path := spec.DatasetPath
+	if path != "" && !filepath.IsAbs(path) {
+		if abs, err := filepath.Abs(path); err == nil {
+			path = abs
+		}
+	}
+	return runner.Config{
+		Set: spec.Set, Items: spec.Items, Source: spec.Source, DatasetPath: path,
+		Provider: t.Provider, DB: t.DB, Repeat: t.Repeat, Concurrency: t.Concurrency,
+		MaxCostUSD: t.MaxCostUSD, Resume: spec.Resume, Name: spec.Name,
+		ProviderKind: t.ProviderKind, BaseURL: t.BaseURL, Version: t.Version, Settings: settings,
+	}
+}
+
+// StartRun runs spec to the end (or until ctx is cancelled: the run is then
+// interrupted and resumable), sending progress to progress (closed when the
+// run ends). It returns the run id, also on failure once the run exists.
+func (t *RunTemplate) StartRun(ctx context.Context, spec RunSpec, progress chan<- Progress) (string, error) {
+	var err error
+	switch {
+	case t == nil || t.DB == nil:
+		err = fmt.Errorf("no database to store the run in (choose one with --db or $JEVLAB_DB)")
+	case t.Provider == nil:
+		err = fmt.Errorf("no provider to answer the run")
+	}
+	if err != nil {
+		if progress != nil {
+			close(progress) // as runner.Run does on every return
+		}
+		return "", err
+	}
+	return runner.Run(ctx, t.Config(spec), progress)
+}
+
+// DryRun estimates spec's cost without asking anything.
+func (t *RunTemplate) DryRun(ctx context.Context, spec RunSpec) (*CostEstimate, error) {
+	return runner.DryRun(ctx, t.Config(spec))
+}

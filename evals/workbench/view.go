@@ -1,0 +1,208 @@
+package workbench
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jevlab/jevlab/evals/compare"
+	"github.com/jevlab/jevlab/evals/metrics"
+	"github.com/jevlab/jevlab/evals/questionset"
+	"github.com/jevlab/jevlab/evals/report"
+	"github.com/jevlab/jevlab/evals/runner"
+	"github.com/jevlab/jevlab/provider"
+	"github.com/jevlab/jevlab/store"
+)
+
+// CanonicalSeed seeds every bootstrap the commands and the workbench show
+// by default, so the same run gives the same intervals everywhere.
+const CanonicalSeed uint64 = 1
+
+// MetricOptions tune the metrics of a run view (metrics.Options).
+type MetricOptions = metrics.Options
+
+// DefaultMetricOptions are the canonical metric settings: seed
+// CanonicalSeed, every other field at its documented default.
+func DefaultMetricOptions() MetricOptions { return MetricOptions{Seed: CanonicalSeed} }
+
+// ItemResult is one item's first answer to one question in a stored run.
+type ItemResult struct {
+	// Answer is nil when the call failed; Err then says why.
+	Answer *provider.Answer
+	Err    string
+	// Label is the item's label index in the run's question, -1 when the
+	// item had none for it; LabelText its text.
+	Label     int
+	LabelText string
+}
+
+// RunView is a stored run read back once and measured once: what `show`
+// prints and the evaluate screen draws.
+type RunView struct {
+	Run *Run
+	// Set is the run's question-set snapshot: labels and decisions are
+	// read against the questions as the run asked them.
+	Set *questionset.Set
+	// Report holds every question's metrics and the gates.
+	Report *RunReport
+	// Items maps item id → question id → the first repeat's result;
+	// ItemIDs lists the items in dataset order.
+	Items   map[string]map[string]*ItemResult
+	ItemIDs []string
+
+	data compare.RunData
+}
+
+// ViewConfig says how to measure a run view.
+type ViewConfig struct {
+	// Metrics are the metric options (zero value: DefaultMetricOptions).
+	Metrics *MetricOptions
+	// Gates is the question-set file whose gates apply (snapshots leave
+	// gates out); nil means the snapshot's (none) plus Flags.
+	Gates *questionset.Set
+	// Flags are gate overrides from the command line.
+	Flags Gate
+}
+
+// LoadRun resolves ref (an id, a unique prefix, latest or latest~N), reads
+// the run's snapshot and answers once and computes its report.
+func LoadRun(ctx context.Context, db *store.DB, ref string, cfg ViewConfig) (*RunView, error) {
+	if db == nil {
+		return nil, fmt.Errorf("no database (choose one with --db or $JEVLAB_DB)")
+	}
+	run, err := db.ResolveRun(ctx, ref)
+	if err != nil {
+		return nil, fmt.Errorf("run %q: %w (see jevlab runs)", ref, err)
+	}
+	return loadRun(ctx, db, run, cfg)
+}
+
+// LoadStoredRun is LoadRun for a run already resolved.
+func LoadStoredRun(ctx context.Context, db *store.DB, run *Run, cfg ViewConfig) (*RunView, error) {
+	return loadRun(ctx, db, run, cfg)
+}
+
+func loadRun(ctx context.Context, db *store.DB, run *Run, cfg ViewConfig) (*RunView, error) {
+	snap, err := db.QuestionSet(ctx, run.SetHash)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: question set: %w", run.ID, err)
+	}
+	set, err := runner.ParseSnapshot(run.SetName, snap.Body)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", run.ID, err)
+	}
+	answers, err := db.RunAnswers(ctx, run.ID) // in dataset order
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", run.ID, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	v := &RunView{Run: run, Set: set, Items: map[string]map[string]*ItemResult{}}
+	obs := make(map[string][]metrics.Obs, len(set.Questions))
+	for i := range answers {
+		a := &answers[i]
+		obs[a.QuestionID] = append(obs[a.QuestionID], report.ObsOf(a))
+		if a.Repeat != 0 {
+			continue
+		}
+		m := v.Items[a.ItemID]
+		if m == nil {
+			m = map[string]*ItemResult{}
+			v.Items[a.ItemID] = m
+			v.ItemIDs = append(v.ItemIDs, a.ItemID)
+		}
+		r := &ItemResult{Answer: a.Answer, Label: -1, LabelText: a.LabelText}
+		if a.Answer == nil {
+			r.Err = a.ErrKind
+			if a.ErrMsg != "" {
+				r.Err += ": " + a.ErrMsg
+			}
+		}
+		if a.Label != nil {
+			r.Label = *a.Label
+		}
+		m[a.QuestionID] = r
+	}
+	opt := DefaultMetricOptions()
+	if cfg.Metrics != nil {
+		opt = *cfg.Metrics
+	}
+	if opt.Model == "" && len(run.Models) > 0 {
+		opt.Model = strings.Join(run.Models, "+")
+	}
+	v.Report = report.Build(run, set, obs, opt, questionset.Gate{})
+	gates := cfg.Gates
+	if gates == nil {
+		gates = set
+	}
+	v.Report.Gates = report.EvaluateGates(gates, cfg.Flags, v.Report.Questions)
+	v.Report.Passed = true
+	for _, g := range v.Report.Gates {
+		if !g.Passed {
+			v.Report.Passed = false
+		}
+	}
+	v.data = compare.FromItemAnswers(run.ID, set.Questions, answers)
+	v.data.Name = run.Name
+	v.data.Model = run.Model
+	if len(run.Models) > 0 {
+		v.data.Model = strings.Join(run.Models, "+")
+	}
+	v.data.Thresholds = map[string]float64{}
+	for _, e := range set.Questions {
+		v.data.Thresholds[e.ID] = set.Threshold(e.ID)
+	}
+	return v, nil
+}
+
+// Question returns the run's question id (as the run asked it).
+func (v *RunView) Question(id string) *provider.Question {
+	q, _ := v.Set.Questions.Get(id)
+	return q
+}
+
+// QuestionReport returns question id's metrics, nil when the run has no
+// such question.
+func (v *RunView) QuestionReport(id string) *QuestionReport {
+	for _, r := range v.Report.Questions {
+		if r.ID == id {
+			return r
+		}
+	}
+	return nil
+}
+
+// Answer returns item's first answer to question q laid out for drawing,
+// with its label marked.
+func (v *RunView) Answer(item, q string) (AnswerView, *ItemResult) {
+	r := v.Items[item][q]
+	question := v.Question(q)
+	if question == nil {
+		return AnswerView{}, r
+	}
+	o := ViewOptions{Threshold: v.Set.Threshold(q), True: -1}
+	var a *provider.Answer
+	if r != nil {
+		a, o.True = r.Answer, r.Label
+	}
+	return View(question, a, o), r
+}
+
+// Runs lists the newest stored runs first (limit 0: all).
+func Runs(ctx context.Context, db *store.DB, limit int) ([]*Run, error) {
+	if db == nil {
+		return nil, fmt.Errorf("no database (choose one with --db or $JEVLAB_DB)")
+	}
+	return db.Runs(ctx, store.RunFilter{Limit: limit})
+}
+
+// NewestRun returns the newest stored run and its last update, for a cheap
+// poll that notices runs stored by other processes; nil when there is none.
+func NewestRun(ctx context.Context, db *store.DB) (*Run, error) {
+	runs, err := Runs(ctx, db, 1)
+	if err != nil || len(runs) == 0 {
+		return nil, err
+	}
+	return runs[0], nil
+}
