@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jevlab/jevlab/evals/questionset"
+	"github.com/jevlab/jevlab/evals/workbench"
 	"github.com/jevlab/jevlab/internal/bars"
 	"github.com/jevlab/jevlab/internal/termsafe"
 	"github.com/jevlab/jevlab/provider"
@@ -23,9 +23,6 @@ import (
 // barWidth is the width of every answer bar in cells.
 const barWidth = 40
 
-// maxChoiceLines caps how many options a choice answer lists; the rest
-// (all at or below the last shown probability) are summarised.
-const maxChoiceLines = 12
 
 func newAskCmd(a *app) *cobra.Command {
 	var stateArg string
@@ -60,6 +57,16 @@ type askOutput struct {
 	RequestedModel string `json:"requested_model"`
 	Mode           Mode   `json:"mode"`
 	*provider.Result
+	// Failed lists the questions that could not be answered while others
+	// were (e.g. an edited question with no recorded answer, offline).
+	Failed []askFailure `json:"failed,omitempty"`
+}
+
+// askFailure is one unanswered question of ask --json.
+type askFailure struct {
+	ID    string `json:"id"`
+	Kind  string `json:"kind"`
+	Error string `json:"error"`
 }
 
 func (a *app) ask(ctx context.Context, path, stateArg string, asJSON bool) error {
@@ -79,31 +86,55 @@ func (a *app) ask(ctx context.Context, path, stateArg string, asJSON bool) error
 	} else if len(set.State) == 0 {
 		return usageErr(fmt.Errorf("%s has no working state (state:); pass one with --state JSON or --state @PATH", path))
 	}
-	req := set.Request(state)
-	if a.model != "" {
-		req.Model = a.model
-	}
-	if req.Model == "" {
-		req.Model = provider.DefaultModel
-	}
-	if err := req.Validate(); err != nil {
+	req, err := workbench.Request(set, state, a.model)
+	if err != nil {
 		return usageErr(fmt.Errorf("%s: %w", path, err))
 	}
 	p, mode, err := a.provider(ctx, set)
 	if err != nil {
 		return err
 	}
-	res, err := p.Ask(ctx, req)
+	// The workbench's ask: when some questions miss (an edited question
+	// offline) the others still answer, and each miss is named.
+	asked, err := workbench.Ask(ctx, p, req)
 	if err != nil {
 		return askError(err)
 	}
+	res := asked.Result
 	if asJSON {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
-		return enc.Encode(askOutput{RequestedModel: req.Model, Mode: mode, Result: res})
+		out := askOutput{RequestedModel: req.Model, Mode: mode, Result: res}
+		for _, id := range req.Questions.IDs() {
+			if e, ok := asked.Failed[id]; ok {
+				out.Failed = append(out.Failed, askFailure{ID: id, Kind: string(provider.KindOf(e)), Error: e.Error()})
+			}
+		}
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	} else {
+		renderResult(a.stdout, set, req, res, mode)
+		for _, id := range req.Questions.IDs() {
+			if e, ok := asked.Failed[id]; ok {
+				fmt.Fprintf(a.stdout, "\n%s: not answered: %s\n", termsafe.String(id), termsafe.String(workbench.DescribeError(e)))
+			}
+		}
 	}
-	renderResult(a.stdout, set, req, res, mode)
+	if len(asked.Failed) > 0 {
+		ids := make([]string, 0, len(asked.Failed))
+		var first error
+		for _, id := range req.Questions.IDs() {
+			if e, ok := asked.Failed[id]; ok {
+				ids = append(ids, id)
+				if first == nil {
+					first = e
+				}
+			}
+		}
+		return askError(fmt.Errorf("%d of %d questions not answered (%s): %w", len(ids), len(req.Questions), strings.Join(ids, ", "), first))
+	}
 	return nil
 }
 
@@ -177,14 +208,7 @@ func renderResult(w io.Writer, set *questionset.Set, req *provider.Request, res 
 			continue
 		}
 		fmt.Fprintln(w)
-		switch an.Type {
-		case provider.Choice:
-			renderChoice(w, an, q)
-		case provider.Score:
-			renderScore(w, an, q)
-		case provider.Noul:
-			renderNoul(w, an, set.Threshold(an.ID))
-		}
+		renderAnswer(w, an, q, set.Threshold(an.ID))
 	}
 }
 
@@ -229,124 +253,51 @@ func sourceSummary(res *provider.Result) string {
 	return strings.Join(parts, ", ")
 }
 
-// answerHeader prints "id (type)" with confidence and, when the answers
-// of one result came from different places, the answer's own source.
-func answerHeader(w io.Writer, an *provider.Answer, extra string) {
-	fmt.Fprintf(w, "%s (%s)", termsafe.String(an.ID), termsafe.String(string(an.Type)))
-	if extra != "" {
-		fmt.Fprintf(w, "  %s", extra)
-	}
-	if an.HasConfidence {
-		fmt.Fprintf(w, "  confidence %s", prob(an.Confidence))
-	}
-	fmt.Fprintf(w, "  [%s %s]\n", an.Provenance.Source, termsafe.String(an.Provenance.Model))
-}
-
-func renderChoice(w io.Writer, an *provider.Answer, q *provider.Question) {
-	answerHeader(w, an, "chose "+termsafe.String(an.Choice))
-	idx := make([]int, len(q.Options))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(x, y int) bool { return an.Probs[idx[x]] > an.Probs[idx[y]] })
-	// Long lists show the options with any probability (up to
-	// maxChoiceLines, the chosen one always) and summarise the rest.
-	shown := idx
-	if len(idx) > maxChoiceLines {
-		shown = nil
-		for _, i := range idx {
-			if len(shown) < maxChoiceLines && an.Probs[i] > 0 {
-				shown = append(shown, i)
+// renderAnswer draws one answer from the workbench's answer view, so ask
+// and the workbench's charts decide and mark the same outcomes: a header
+// line with the decision, the provider's confidence and the top
+// probability, then one bar per outcome.
+func renderAnswer(w io.Writer, an *provider.Answer, q *provider.Question, threshold float64) {
+	v := workbench.View(q, an, workbench.ViewOptions{Threshold: threshold, True: -1})
+	fmt.Fprintf(w, "%s (%s)  %s  [%s %s]\n", termsafe.String(an.ID), termsafe.String(string(an.Type)),
+		termsafe.String(v.Headline()), an.Provenance.Source, termsafe.String(an.Provenance.Model))
+	switch v.Type {
+	case provider.Noul:
+		fmt.Fprintf(w, "    P(true) %s %s\n", bars.Bar(v.P, barWidth), prob(v.P))
+		fmt.Fprintf(w, "            %s threshold %s\n", bars.Marker(v.Threshold, barWidth, '^'), prob(v.Threshold))
+		return
+	case provider.Score:
+		width := labelWidth(len(v.Rows), func(i int) string { return v.Rows[i].Label })
+		for _, r := range v.Rows {
+			mark := "  "
+			if r.Chosen {
+				mark = workbench.MarkChosen + " "
 			}
+			fmt.Fprintf(w, "  %s%s %s %s\n", mark, pad(termsafe.String(r.Label), width), bars.Bar(r.P, barWidth), prob(r.P))
 		}
-		if chosen := q.OptionIndex(an.Choice); chosen >= 0 && !contains(shown, chosen) {
-			if len(shown) == maxChoiceLines {
-				shown = shown[:maxChoiceLines-1]
-			}
-			shown = append(shown, chosen)
+		frac := 0.0
+		if v.Levels > 1 {
+			frac = v.Expected / float64(v.Levels-1)
 		}
+		fmt.Fprintf(w, "    %s %s  expected %s on 0..%d\n", pad("", width), bars.Marker(frac, barWidth, '●'),
+			strconv.FormatFloat(v.Expected, 'f', -1, 64), v.Levels-1)
+		return
 	}
-	width := labelWidth(len(shown), func(k int) string { return q.Options[shown[k]].Label })
-	for _, i := range shown {
+	width := labelWidth(len(v.Rows), func(i int) string { return v.Rows[i].Label })
+	for _, r := range v.Rows {
 		mark := " "
-		if q.Options[i].Label == an.Choice {
-			mark = "▶"
+		if r.Chosen {
+			mark = workbench.MarkChosen
 		}
-		fmt.Fprintf(w, "  %s %s %s %s\n", mark, pad(q.Options[i].Label, width), bars.Bar(an.Probs[i], barWidth), prob(an.Probs[i]))
+		fmt.Fprintf(w, "  %s %s %s %s\n", mark, pad(termsafe.String(r.Label), width), bars.Bar(r.P, barWidth), prob(r.P))
 	}
-	rest, max := 0, 0.0
-	for _, i := range idx {
-		if !contains(shown, i) {
-			rest++
-			if an.Probs[i] > max {
-				max = an.Probs[i]
-			}
-		}
-	}
-	if rest > 0 {
-		fmt.Fprintf(w, "    … %d more options, each %s or less\n", rest, prob(max))
+	if f := v.Folded; f != nil {
+		fmt.Fprintf(w, "    … %d more options under %s each (largest %s)\n", len(f.Rows), prob(workbench.FoldBelow), prob(f.Max))
 	}
 }
 
-func contains(xs []int, x int) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
-}
-
-func renderScore(w io.Writer, an *provider.Answer, q *provider.Question) {
-	n := len(q.Levels)
-	answerHeader(w, an, fmt.Sprintf("expected %s of 0..%d", strconv.FormatFloat(an.Score, 'f', -1, 64), n-1))
-	near := int(an.Score + 0.5)
-	names := make([]string, n)
-	for i, l := range q.Levels {
-		names[i] = fmt.Sprintf("%d %s", i, provider.Text(l))
-	}
-	width := labelWidth(n, func(i int) string { return names[i] })
-	for i := range q.Levels {
-		mark := ""
-		if i == near {
-			mark = "  ← expected " + strconv.FormatFloat(an.Score, 'f', -1, 64)
-		}
-		fmt.Fprintf(w, "    %s %s %s%s\n", pad(names[i], width), bars.Bar(an.Probs[i], barWidth), prob(an.Probs[i]), mark)
-	}
-	frac := 0.0
-	if n > 1 {
-		frac = an.Score / float64(n-1)
-	}
-	fmt.Fprintf(w, "    %s %s  scale 0..%d\n", pad("", width), bars.Marker(frac, barWidth, '●'), n-1)
-}
-
-func renderNoul(w io.Writer, an *provider.Answer, threshold float64) {
-	verdict := "false"
-	if an.P >= threshold {
-		verdict = "true"
-	}
-	answerHeader(w, an, fmt.Sprintf("P(true) %s → %s at threshold %s", prob(an.P), verdict, prob(threshold)))
-	fmt.Fprintf(w, "    P(true) %s %s\n", bars.Bar(an.P, barWidth), prob(an.P))
-	fmt.Fprintf(w, "            %s threshold %s\n", bars.Marker(threshold, barWidth, '^'), prob(threshold))
-}
-
-// prob formats a probability with at least two decimals (Jev's precision)
-// and at most four (float noise such as 0.29000000000000004 shows as 0.29).
-func prob(p float64) string {
-	s := strconv.FormatFloat(p, 'f', -1, 64)
-	if dot := strings.IndexByte(s, '.'); dot >= 0 && len(s)-dot-1 > 4 {
-		s = strings.TrimRight(strconv.FormatFloat(p, 'f', 4, 64), "0")
-	}
-	dot := strings.IndexByte(s, '.')
-	if dot < 0 {
-		s += "."
-		dot = len(s) - 1
-	}
-	for len(s)-dot-1 < 2 {
-		s += "0"
-	}
-	return s
-}
+// prob formats a probability as every screen and report does.
+func prob(p float64) string { return workbench.Prob(p) }
 
 // labelWidth is the widest of n labels in runes, capped at 40.
 func labelWidth(n int, label func(int) string) int {

@@ -91,9 +91,9 @@ func TestAskOfflinePrintsRecordedDistribution(t *testing.T) {
 		"model     jev-latest → jev-1.13.0",
 		"source    cache (" + fixtures + ":372, recorded 2026-09-17T09:41:39Z)",
 		"mode offline",
-		"intent (choice)  chose verify_source_of_funds  confidence 0.55",
+		"intent (choice)  → verify_source_of_funds  confidence 0.55  top prob 0.57",
 		"tokens 0 in / 0 out   cost $0.000000",
-		"… 65 more options, each 0.01 or less",
+		"… 64 more options under 0.005 each (largest 0.00)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -102,8 +102,10 @@ func TestAskOfflinePrintsRecordedDistribution(t *testing.T) {
 	// Bars in probability order, the chosen one marked: 0.57 is 182.4 →
 	// 182 eighths = 22 full cells and ▊; 0.15 is 48 eighths = 6 cells.
 	rows := regexp.MustCompile(`(?m)^  ([ ▶]) (\S+)\s+([█▏▎▍▌▋▊▉]*)\s+([0-9.]+)$`).FindAllStringSubmatch(out, -1)
-	if len(rows) != 12 {
-		t.Fatalf("%d option rows, want 12:\n%s", len(rows), out)
+	// Every option at 0.005 or more is drawn (13 here); the rest fold
+	// into one line, as in the workbench.
+	if len(rows) != 13 {
+		t.Fatalf("%d option rows, want 13:\n%s", len(rows), out)
 	}
 	if rows[0][1] != "▶" || rows[0][2] != choice || rows[0][3] != strings.Repeat("█", 22)+"▊" || rows[0][4] != "0.57" {
 		t.Errorf("first row %q", rows[0][0])
@@ -373,7 +375,7 @@ func TestAskPartialHitSendsOnlyMissing(t *testing.T) {
 	if len(asked) != 1 || strings.Join(asked[0], ",") != "spam" {
 		t.Fatalf("server was asked %v, want exactly [[spam]]", asked)
 	}
-	for _, want := range []string{"source    cache 3, live 1   (mode stand-in)", "jev-1.13.0+" + standin.SyntheticModel, "(mixed:", "team (choice)  chose billing", "spam (noul)"} {
+	for _, want := range []string{"source    cache 3, live 1   (mode stand-in)", "jev-1.13.0+" + standin.SyntheticModel, "(mixed:", "team (choice)  → billing", "spam (noul)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -390,5 +392,49 @@ func TestAskPartialHitSendsOnlyMissing(t *testing.T) {
 	}
 	if code, _, errOut := runJevlab(t, "ask", "--offline", "--fresh", "--db", db, set); code != 2 || !strings.Contains(errOut, "nothing could answer") {
 		t.Fatalf("--offline --fresh: exit %d: %s", code, errOut)
+	}
+}
+
+// An edited question has no recorded answer offline: ask still answers
+// the others (the workbench's per-question fallback), names the miss and
+// what to do, and exits 2.
+func TestAskAnswersTheRestWhenOneQuestionMisses(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	src := testutil.Testdata(t, "demo-triage")
+	for _, f := range []string{"recorded.jsonl", "dataset.jsonl"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set, err := os.ReadFile(filepath.Join("..", "..", "fixtures", "demo-triage", "questions.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(set), "Which team should handle this message?", "Which team should own this message?", 1)
+	edited = strings.Replace(edited, "  - recorded-run2.jsonl\n  - recorded-shuffled.jsonl\n", "", 1)
+	path := filepath.Join(dir, "questions.yaml")
+	if err := os.WriteFile(path, []byte(edited), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runJevlab(t, "ask", "--offline", "--db", filepath.Join(dir, "db"), path)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2: %s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"refund_request (noul)  → true", "urgency (score)  → 2 ", "queue: not answered: no recorded answer for this question as it is now"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errOut, "1 of 3 questions not answered (queue)") {
+		t.Errorf("stderr: %s", errOut)
+	}
+	code, out, _ = runJevlab(t, "ask", "--offline", "--json", "--db", filepath.Join(dir, "db"), path)
+	if code != 2 || !strings.Contains(out, `"failed": [`) || !strings.Contains(out, `"id": "queue"`) || !strings.Contains(out, `"kind": "cache_miss"`) {
+		t.Errorf("--json exit %d:\n%s", code, out)
 	}
 }
