@@ -23,7 +23,6 @@ import (
 // barWidth is the width of every answer bar in cells.
 const barWidth = 40
 
-
 func newAskCmd(a *app) *cobra.Command {
 	var stateArg string
 	var asJSON bool
