@@ -80,10 +80,13 @@ func DefaultKeyMap() KeyMap {
 	}
 }
 
-// helpMap adapts a context's bindings to bubbles/help.
+// helpMap adapts a context's bindings to bubbles/help. A screen built on a
+// key table (bindings.help) fills short and groups; full is the older,
+// untitled column form, drawn only when groups is empty.
 type helpMap struct {
-	short []key.Binding
-	full  [][]key.Binding
+	short  []key.Binding
+	full   [][]key.Binding
+	groups []helpGroup
 }
 
 // ShortHelp is the key bar's bindings.
@@ -95,6 +98,12 @@ func (h helpMap) FullHelp() [][]key.Binding { return h.full }
 // globalKeys are shown in every context's full help.
 func (k KeyMap) globalKeys() []key.Binding {
 	return []key.Binding{k.Design, k.Dataset, k.Eval, k.Runs, k.Compare, k.Save, k.Help, k.Quit}
+}
+
+// globalGroup is the `?` help's heading for the keys that work on every
+// screen.
+func (k KeyMap) globalGroup() helpGroup {
+	return helpGroup{title: "Everywhere", keys: k.globalKeys()}
 }
 
 func (k KeyMap) navKeys() []key.Binding {

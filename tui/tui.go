@@ -504,11 +504,17 @@ func (m *Model) keyBar(w int) string {
 
 func (m *Model) fullHelp(w, h int) string {
 	hm := m.screens[m.active].help()
+	title := m.e.st.Focused.Render(fmt.Sprintf(" Keys — %s screen", screenNames[m.active]))
+	if len(hm.groups) > 0 {
+		// Grouped by context with headings; a key listed by the screen
+		// is not listed again under Everywhere.
+		groups := append(append([]helpGroup(nil), hm.groups...), m.e.keys.globalGroup())
+		return title + "\n\n" + renderGroups(groups, w-2, &m.e.st)
+	}
 	groups := append([][]key.Binding(nil), hm.full...)
 	groups = append(groups, m.e.keys.globalKeys())
 	hp := m.help
 	hp.Width = w
-	title := m.e.st.Focused.Render(fmt.Sprintf(" Keys — %s screen", screenNames[m.active]))
 	return title + "\n\n" + hp.FullHelpView(groups)
 }
 
