@@ -17,9 +17,9 @@ import (
 	"github.com/jevlab/jevlab/evals/dataset"
 	"github.com/jevlab/jevlab/evals/questionset"
 	"github.com/jevlab/jevlab/evals/runner"
+	"github.com/jevlab/jevlab/evals/workbench"
 	"github.com/jevlab/jevlab/internal/bars"
 	"github.com/jevlab/jevlab/provider"
-	"github.com/jevlab/jevlab/provider/systemone"
 )
 
 // version is reported with every run; set at build time with
@@ -120,22 +120,37 @@ func (a *app) eval(ctx context.Context, path string, o evalOptions) error {
 		}
 	}
 	// Read the whole file once up front so a bad row is an input error
-	// (exit 2) before anything is sent.
-	if err := dataset.Stream(dataPath, opt, set, func(dataset.Item) error { return nil }); err != nil {
+	// (exit 2) before anything is sent. Labels are resolved against the
+	// set as it is now, by text: a label that names no option any more (an
+	// option renamed or deleted in the set) is named and excluded, the
+	// same sentence lint and the workbench print.
+	opt.KeepStale = true
+	var stale []dataset.StaleLabel
+	if err := dataset.Stream(dataPath, opt, set, func(it dataset.Item) error {
+		_, s := dataset.ResolveLabels(set, []dataset.Item{it}, nil)
+		stale = append(stale, s...)
+		return nil
+	}); err != nil {
 		return usageErr(err)
 	}
-	source := func(fn func(dataset.Item) error) error { return dataset.Stream(dataPath, opt, set, fn) }
+	if len(stale) > 0 {
+		fmt.Fprintf(a.stderr, "jevlab: %s: %s\n", dataPath, workbench.StaleSummary(stale, 10))
+	}
+	source := func(fn func(dataset.Item) error) error {
+		return dataset.Stream(dataPath, opt, set, func(it dataset.Item) error {
+			items, _ := dataset.ResolveLabels(set, []dataset.Item{it}, nil)
+			return fn(items[0])
+		})
+	}
 
 	db, err := a.db()
 	if err != nil {
 		return usageErr(fmt.Errorf("%w (choose another with --db or $JEVLAB_DB)", err))
 	}
-	cfg := runner.Config{
-		Set: set, Source: source, DatasetPath: dataPath, DB: db,
-		Repeat: o.repeat, Concurrency: a.concurrency, MaxCostUSD: o.maxCost,
-		Resume: o.resume, Name: o.name, Version: version,
-		Settings: map[string]any{"rps": a.rps, "timeout": a.timeout.String(), "fresh": a.fresh, "offline": a.offline},
-	}
+	// The run template is the one the workbench's runs use too.
+	tmpl := a.runTemplate(db, nil, "")
+	tmpl.Repeat, tmpl.MaxCostUSD = o.repeat, o.maxCost
+	cfg := tmpl.Config(workbench.RunSpec{Set: set, Source: source, DatasetPath: dataPath, Name: o.name, Resume: o.resume})
 	if o.dryRun {
 		est, err := runner.DryRun(ctx, cfg)
 		if err != nil {
@@ -151,12 +166,8 @@ func (a *app) eval(ctx context.Context, path string, o evalOptions) error {
 	if mode == ModeOffline && cfg.Repeat > 1 {
 		return usageErr(fmt.Errorf("--repeat %d asks System One again for fresh answers, which --offline (or a missing $%s) cannot; drop --repeat or go online", cfg.Repeat, a.keyEnv))
 	}
-	cfg.Provider, cfg.ProviderKind = p, string(mode)
-	if mode != ModeOffline {
-		if base, err := systemone.ResolveBaseURL(a.baseURL); err == nil {
-			cfg.BaseURL = base
-		}
-	}
+	tmpl = a.runTemplate(db, p, mode)
+	cfg.Provider, cfg.ProviderKind, cfg.BaseURL = tmpl.Provider, tmpl.ProviderKind, tmpl.BaseURL
 
 	ctx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()

@@ -121,7 +121,7 @@ func TestEvalUsageErrors(t *testing.T) {
 	db := filepath.Join(dir, "x.db")
 	set := filepath.Join(testutil.RepoRoot(t), "fixtures", "banking77", "questions.yaml")
 	bad := filepath.Join(dir, "bad.jsonl")
-	os.WriteFile(bad, []byte(`{"id":"1","state":"hi","labels":{"intent":"no_such_intent"}}`+"\n"), 0o600)
+	os.WriteFile(bad, []byte(`{"id":"1","state":"hi","labels":{"intent":3}}`+"\n"), 0o600)
 	noData := filepath.Join(dir, "nodata.yaml")
 	os.WriteFile(noData, []byte("name: x\nquestions:\n  q:\n    type: noul\n    instructions: Is it?\n"), 0o600)
 	tests := []struct {
@@ -131,7 +131,7 @@ func TestEvalUsageErrors(t *testing.T) {
 		has  string
 	}{
 		{"no dataset", []string{"eval", "--db", db, noData}, 2, "--data"},
-		{"bad label", []string{"eval", "--db", db, "--offline", "--data", bad, set}, 2, "no_such_intent"},
+		{"bad label", []string{"eval", "--db", db, "--offline", "--data", bad, set}, 2, "a choice label is an option label (text), not a number"},
 		{"repeat 0", []string{"eval", "--db", db, "--repeat", "0", set}, 2, "--repeat"},
 		{"repeat offline", []string{"eval", "--db", db, "--offline", "--repeat", "2", set}, 2, "--repeat 2 asks System One again"},
 		{"repeat on resume", []string{"eval", "--db", db, "--resume", "latest", "--repeat", "2", set}, 2, "cannot change on --resume"},
@@ -551,5 +551,55 @@ func TestEvalOfflineMissesAreListed(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// A label that names no option of the set as it is now (an option renamed
+// or deleted, or a typo) is named and excluded, in the same sentence lint
+// and the workbench print; the run goes on with the other labels.
+func TestEvalExcludesStaleLabelsLoudly(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	set := filepath.Join(testutil.RepoRoot(t), "fixtures", "banking77", "questions.yaml")
+	src, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "fixtures", "banking77", "dataset.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(src), "\n")[:3]
+	var it struct {
+		ID     string            `json:"id"`
+		State  json.RawMessage   `json:"state"`
+		Labels map[string]string `json:"labels"`
+	}
+	if err := json.Unmarshal([]byte(lines[1]), &it); err != nil {
+		t.Fatal(err)
+	}
+	it.Labels["intent"] = "no_such_intent"
+	b, _ := json.Marshal(it)
+	lines[1] = string(b) + "\n"
+	data := filepath.Join(dir, "d.jsonl")
+	if err := os.WriteFile(data, []byte(strings.Join(lines, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "x.db")
+	code, out, errOut := runJevlab(t, "eval", "--db", db, "--offline", "--json", "--data", data, set)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := "1 label names nothing in the set as it is now and is excluded from the metrics: item " + it.ID + `: intent="no_such_intent": "no_such_intent" is not an option of intent`
+	if !strings.Contains(errOut, want) {
+		t.Fatalf("stderr lacks %q:\n%s", want, errOut)
+	}
+	var rep struct {
+		Questions []struct {
+			N        int `json:"n"`
+			Labelled int `json:"labelled"`
+		} `json:"questions"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Questions) != 1 || rep.Questions[0].N != 3 || rep.Questions[0].Labelled != 2 {
+		t.Fatalf("questions %+v, want n 3 with 2 labelled", rep.Questions)
 	}
 }
