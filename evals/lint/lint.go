@@ -44,6 +44,10 @@ const (
 	// IDDataset is a dataset problem: unreadable rows, duplicate ids, labels
 	// that don't match their question, labels for questions not in the set.
 	IDDataset = "dataset"
+	// IDStaleLabel is a well-formed label that names no option or level of
+	// the set as it is now (an option renamed or deleted): excluded from
+	// the metrics by eval and the workbench alike.
+	IDStaleLabel = "stale-label"
 	// IDLimits is a request jevlab would refuse to send: with the largest
 	// state seen, the serialized request exceeds the client's size ceiling
 	// (provider.DefaultMaxRequestBytes).
@@ -170,8 +174,19 @@ func LintFile(path string, opts Options) ([]Finding, error) {
 		dpath = set.Resolve(set.Dataset)
 	}
 	if dpath != "" && !opts.NoData {
-		err := dataset.Stream(dpath, opts.DataOptions, set, func(it dataset.Item) error {
+		// Labels are resolved against the set as it is now, by text: a
+		// label naming no option any more is a warning (eval excludes it
+		// with the same sentence), not a reason to reject the file.
+		dopt := opts.DataOptions
+		dopt.KeepStale = true
+		err := dataset.Stream(dpath, dopt, set, func(it dataset.Item) error {
 			c.observe(it.ID, it.State)
+			_, stale := dataset.ResolveLabels(set, []dataset.Item{it}, nil)
+			for _, s := range stale {
+				c.findings = append(c.findings, Finding{ID: IDStaleLabel, Severity: SeverityWarning, File: dpath, Line: s.Line,
+					Question: s.Question, Message: s.String() + "; excluded from the metrics",
+					Fix: "relabel the item with an option of the set, or rename the option back (the workbench offers to rewrite labels when you rename)"})
+			}
 			return nil
 		})
 		if err != nil {
