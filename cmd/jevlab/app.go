@@ -8,6 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jevlab/jevlab/evals/dataset"
+	"github.com/jevlab/jevlab/evals/questionset"
+	"github.com/jevlab/jevlab/internal/inputfile"
 	"github.com/jevlab/jevlab/internal/termsafe"
 	"github.com/jevlab/jevlab/store"
 )
@@ -36,6 +39,11 @@ type app struct {
 	timeout     time.Duration
 	keyEnv      string
 
+	// Input bounds (issue 10): files from strangers cannot exhaust memory.
+	maxSetSize      inputfile.Size
+	maxLineSize     inputfile.Size
+	maxDecompressed inputfile.Size
+
 	closers []func() error
 
 	// database is opened lazily by a.db() (providers.go) and closed on exit.
@@ -62,6 +70,30 @@ func (a *app) bindGlobalFlags(root *cobra.Command) {
 	f.Float64Var(&a.rps, "rps", 15, "requests per second at most (TypeSafe allows 1,200/min)")
 	f.DurationVar(&a.timeout, "timeout", 30*time.Second, "per-attempt timeout")
 	f.StringVar(&a.keyEnv, "key-env", "TYPESAFE_API_KEY", "environment variable holding the API key")
+	a.maxSetSize = questionset.DefaultMaxFileBytes
+	a.maxLineSize = dataset.DefaultMaxLineBytes
+	a.maxDecompressed = dataset.DefaultMaxDecompressedBytes
+	f.Var(&a.maxSetSize, "max-set-size", "largest question-set file read")
+	f.Var(&a.maxLineSize, "max-line-size", "longest dataset line (or CSV record) read")
+	f.Var(&a.maxDecompressed, "max-decompressed", "most a .gz dataset may decompress to")
+}
+
+// setLimits are the bounds on reading a question-set file.
+func (a *app) setLimits() questionset.Limits {
+	return questionset.Limits{MaxFileBytes: int64(a.maxSetSize)}
+}
+
+// loadSet reads and validates the question set at path within the
+// limits the flags set.
+func (a *app) loadSet(path string) (*questionset.Set, error) {
+	return questionset.LoadLimited(path, a.setLimits())
+}
+
+// dataOptions are the dataset mapping o with the limits the flags set.
+func (a *app) dataOptions(o dataset.Options) dataset.Options {
+	o.MaxLineBytes = int64(a.maxLineSize)
+	o.MaxDecompressedBytes = int64(a.maxDecompressed)
+	return o
 }
 
 // onClose registers fn to run when the command finishes.

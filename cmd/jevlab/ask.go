@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/jevlab/jevlab/evals/questionset"
 	"github.com/jevlab/jevlab/evals/workbench"
 	"github.com/jevlab/jevlab/internal/bars"
+	"github.com/jevlab/jevlab/internal/inputfile"
 	"github.com/jevlab/jevlab/internal/termsafe"
 	"github.com/jevlab/jevlab/provider"
 )
@@ -72,13 +72,13 @@ func (a *app) ask(ctx context.Context, path, stateArg string, asJSON bool) error
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	set, err := questionset.Load(path)
+	set, err := a.loadSet(path)
 	if err != nil {
 		return usageErr(err)
 	}
 	var state json.RawMessage
 	if stateArg != "" {
-		state, err = parseState(stateArg)
+		state, err = parseState(stateArg, int64(a.maxLineSize))
 		if err != nil {
 			return usageErr(err)
 		}
@@ -149,13 +149,14 @@ func askError(err error) error {
 }
 
 // parseState reads --state: inline JSON or @PATH of a JSON file. The state
-// must be a JSON string, object or array.
-func parseState(arg string) (json.RawMessage, error) {
+// must be a JSON string, object or array. A state file is read as a
+// regular file of at most maxBytes (--max-line-size).
+func parseState(arg string, maxBytes int64) (json.RawMessage, error) {
 	data := []byte(arg)
 	src := "--state"
 	if strings.HasPrefix(arg, "@") {
 		p := arg[1:]
-		b, err := os.ReadFile(p)
+		b, err := inputfile.ReadFile(p, "state file", maxBytes, "--max-line-size")
 		if err != nil {
 			return nil, fmt.Errorf("--state: %w", err)
 		}

@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jevlab/jevlab/evals/dataset"
-	"github.com/jevlab/jevlab/evals/questionset"
 	"github.com/jevlab/jevlab/evals/runner"
 	"github.com/jevlab/jevlab/evals/workbench"
 	"github.com/jevlab/jevlab/internal/bars"
@@ -99,7 +98,7 @@ func (a *app) eval(ctx context.Context, path string, o evalOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	set, err := questionset.Load(path)
+	set, err := a.loadSet(path)
 	if err != nil {
 		return usageErr(err)
 	}
@@ -113,7 +112,7 @@ func (a *app) eval(ctx context.Context, path string, o evalOptions) error {
 		}
 		dataPath = set.Resolve(set.Dataset)
 	}
-	opt := dataset.Options{IDField: o.idField, StateField: o.stateField}
+	opt := a.dataOptions(dataset.Options{IDField: o.idField, StateField: o.stateField})
 	for _, l := range o.labels {
 		if err := opt.ParseLabelFlag(l); err != nil {
 			return usageErr(err)

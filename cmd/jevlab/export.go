@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jevlab/jevlab/evals/dialects"
-	"github.com/jevlab/jevlab/evals/questionset"
 )
 
 func newExportCmd(a *app) *cobra.Command {
@@ -25,7 +24,7 @@ they are named on stderr.`,
 			if to != "playground" {
 				return usageErr(fmt.Errorf("--to %q: the only export target is playground", to))
 			}
-			set, err := questionset.Load(args[0])
+			set, err := a.loadSet(args[0])
 			if err != nil {
 				return usageErr(err)
 			}

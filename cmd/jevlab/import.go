@@ -13,6 +13,7 @@ import (
 
 	"github.com/jevlab/jevlab/evals/dialects"
 	"github.com/jevlab/jevlab/evals/questionset"
+	"github.com/jevlab/jevlab/internal/inputfile"
 )
 
 func newImportCmd(a *app) *cobra.Command {
@@ -59,7 +60,7 @@ func (a *app) importSet(cmd *cobra.Command, d dialects.Dialect, source, out stri
 	if out != "" && strings.EqualFold(filepath.Ext(out), ".json") {
 		return usageErr(fmt.Errorf("-o %s: import writes YAML (with its notes as comments); name the file .yaml", out))
 	}
-	data, name, err := readSource(cmd.InOrStdin(), d, source)
+	data, name, err := readSource(cmd.InOrStdin(), d, source, int64(a.maxSetSize))
 	if err != nil {
 		return usageErr(err)
 	}
@@ -98,11 +99,14 @@ func (a *app) importSet(cmd *cobra.Command, d dialects.Dialect, source, out stri
 
 // readSource reads SOURCE: "-" is stdin; for the playground dialect a link
 // or a bare payload is the source itself; otherwise a file.
-func readSource(stdin io.Reader, d dialects.Dialect, source string) ([]byte, string, error) {
+func readSource(stdin io.Reader, d dialects.Dialect, source string, maxBytes int64) ([]byte, string, error) {
 	if source == "-" {
-		data, err := io.ReadAll(stdin)
+		data, err := io.ReadAll(io.LimitReader(stdin, maxBytes+1))
 		if err != nil {
 			return nil, "", fmt.Errorf("read stdin: %w", err)
+		}
+		if int64(len(data)) > maxBytes {
+			return nil, "", &inputfile.TooLargeError{What: "stdin", Limit: maxBytes, Setting: "--max-set-size"}
 		}
 		return data, "stdin", nil
 	}
@@ -115,7 +119,9 @@ func readSource(stdin io.Reader, d dialects.Dialect, source string) ([]byte, str
 			return []byte(source), "link", nil
 		}
 	}
-	data, err := os.ReadFile(source)
+	// A file to import is someone else's: regular files only, size-capped
+	// like a question set.
+	data, err := inputfile.ReadFile(source, "file to import", maxBytes, "--max-set-size")
 	if err != nil {
 		return nil, "", fmt.Errorf("import: %w", err)
 	}

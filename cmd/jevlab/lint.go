@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jevlab/jevlab/evals/dataset"
 	"github.com/jevlab/jevlab/evals/lint"
 )
 
@@ -59,7 +60,7 @@ Exit status: 2 when there are errors; 0 with warnings only, or 1 with
 }
 
 func (a *app) lint(cmd *cobra.Command, path string, o lintOptions) error {
-	opts := lint.Options{Data: o.data, NoData: o.noData}
+	opts := lint.Options{Data: o.data, NoData: o.noData, SetLimits: a.setLimits(), DataOptions: a.dataOptions(dataset.Options{})}
 	opts.DataOptions.IDField = o.idField
 	opts.DataOptions.StateField = o.stateField
 	for _, l := range o.labels {

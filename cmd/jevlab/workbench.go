@@ -30,7 +30,7 @@ func (a *app) workbench(cmd *cobra.Command, args []string) error {
 	}
 	opt := tui.Options{}
 	if len(args) == 1 {
-		set, err := questionset.Load(args[0])
+		set, err := a.loadSet(args[0])
 		if err != nil {
 			return usageErr(err)
 		}
@@ -48,7 +48,7 @@ func (a *app) workbench(cmd *cobra.Command, args []string) error {
 		if set.Dataset != "" {
 			path := set.Resolve(set.Dataset)
 			opt.Dataset = func(ctx context.Context) ([]dataset.Item, error) {
-				return dataset.Load(path, dataset.Options{}, set)
+				return dataset.Load(path, a.dataOptions(dataset.Options{}), set)
 			}
 		}
 		opt.RunOnStart = true // answers come from the cache first; a miss is asked live only with a key

@@ -23,16 +23,23 @@ func (rd *reader) csv(br *bufio.Reader, comma rune) error {
 	if b, _ := br.Peek(3); bytes.Equal(b, []byte("\xef\xbb\xbf")) {
 		br.Discard(3)
 	}
-	cr := csv.NewReader(br)
+	// The CSV reader holds a whole record in memory, however many lines
+	// its quoted fields span: a budget per record bounds it.
+	budget := &recordBudget{r: br, max: rd.opt.maxLine() + int64(br.Size())}
+	cr := csv.NewReader(bufio.NewReaderSize(budget, 4096))
 	cr.Comma = comma
 	cr.ReuseRecord = true
+	nextLine := 1 // where the next record starts
+	startRecord := func() { budget.startAt(cr.InputOffset()) }
 	header, err := cr.Read()
 	if err == io.EOF {
 		return rd.fail(&Error{Line: 1, Msg: "empty file; a CSV dataset needs a header row and at least one row"})
 	}
 	if err != nil {
-		return rd.csvError(err)
+		return rd.csvError(err, nextLine)
 	}
+	nextLine = recordEnd(cr, header) + 1
+	startRecord()
 	col := map[string]int{}
 	for i, h := range header {
 		h = strings.TrimSpace(h)
@@ -79,14 +86,18 @@ func (rd *reader) csv(br *bufio.Reader, comma rune) error {
 			return nil
 		}
 		if errors.Is(err, csv.ErrFieldCount) {
-			if err := rd.csvError(err); err != nil {
+			if err := rd.csvError(err, nextLine); err != nil {
 				return err
 			}
+			nextLine = recordEnd(cr, rec) + 1
+			startRecord()
 			continue
 		}
 		if err != nil {
-			return rd.csvError(err)
+			return rd.csvError(err, nextLine)
 		}
+		nextLine = recordEnd(cr, rec) + 1
+		startRecord()
 		line, _ := cr.FieldPos(0)
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" && len(header) > 1 {
 			continue // a blank line
@@ -146,7 +157,49 @@ func textJSON(cell string) json.RawMessage {
 	return provider.String(cell)
 }
 
-func (rd *reader) csvError(err error) error {
+// recordEnd is the line the record just read ends on.
+func recordEnd(cr *csv.Reader, rec []string) int {
+	if len(rec) == 0 {
+		return 0
+	}
+	line, _ := cr.FieldPos(len(rec) - 1)
+	return line + strings.Count(rec[len(rec)-1], "\n")
+}
+
+// errRecordTooLong is recordBudget's error past the cap.
+var errRecordTooLong = errors.New("record too long")
+
+// recordBudget lets at most max bytes be read past the start of the
+// current record (max includes the read-ahead of the buffers above it).
+type recordBudget struct {
+	r     io.Reader
+	read  int64 // bytes handed out
+	limit int64 // read may not pass this
+	max   int64
+}
+
+func (b *recordBudget) startAt(off int64) { b.limit = off + b.max }
+
+func (b *recordBudget) Read(p []byte) (int, error) {
+	if b.limit == 0 {
+		b.limit = b.max
+	}
+	if b.read >= b.limit {
+		return 0, errRecordTooLong
+	}
+	if left := b.limit - b.read; int64(len(p)) > left {
+		p = p[:left]
+	}
+	n, err := b.r.Read(p)
+	b.read += int64(n)
+	return n, err
+}
+
+func (rd *reader) csvError(err error, line int) error {
+	if errors.Is(err, errRecordTooLong) {
+		rd.errs = append(rd.errs, rd.tooLong(line, "record"))
+		return &tooManyError{}
+	}
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
 		msg := "invalid CSV: " + pe.Err.Error()
@@ -161,5 +214,5 @@ func (rd *reader) csvError(err error) error {
 		}
 		return &tooManyError{} // the reader cannot recover its place after a quoting error
 	}
-	return fmt.Errorf("read dataset %s: %w", rd.name, err)
+	return readError(rd.name, err)
 }

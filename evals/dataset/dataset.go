@@ -17,13 +17,13 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/jevlab/jevlab/evals/questionset"
+	"github.com/jevlab/jevlab/internal/inputfile"
 	"github.com/jevlab/jevlab/internal/srcpos"
 	"github.com/jevlab/jevlab/provider"
 )
@@ -72,6 +72,36 @@ type Options struct {
 	// ResolveLabels to report and exclude. Labels of the wrong kind still
 	// fail.
 	KeepStale bool
+	// MaxLineBytes caps one line (JSONL) or one record (CSV) so a single
+	// huge line cannot exhaust memory; 0 means DefaultMaxLineBytes. A line
+	// over it stops the read with an error naming --max-line-size.
+	MaxLineBytes int64
+	// MaxDecompressedBytes caps what a .gz dataset may decompress to; 0
+	// means DefaultMaxDecompressedBytes (--max-decompressed raises it).
+	MaxDecompressedBytes int64
+}
+
+// DefaultMaxLineBytes is the default cap on one dataset line: twice the
+// largest request the client will send (provider.DefaultMaxRequestBytes),
+// so every state that could be asked fits.
+const DefaultMaxLineBytes = 16 << 20
+
+// DefaultMaxDecompressedBytes is the default cap on a .gz dataset's
+// decompressed size.
+const DefaultMaxDecompressedBytes = 4 << 30
+
+func (o Options) maxLine() int64 {
+	if o.MaxLineBytes > 0 {
+		return o.MaxLineBytes
+	}
+	return DefaultMaxLineBytes
+}
+
+func (o Options) maxDecompressed() int64 {
+	if o.MaxDecompressedBytes > 0 {
+		return o.MaxDecompressedBytes
+	}
+	return DefaultMaxDecompressedBytes
 }
 
 func (o Options) idField() string {
@@ -157,11 +187,13 @@ func Load(path string, opt Options, set *questionset.Set) ([]Item, error) {
 
 // Stream reads the dataset at path and calls fn for each valid item, in
 // file order, without holding the file in memory. A ".gz" file is
-// decompressed on the fly (data.jsonl.gz). See Parse.
+// decompressed on the fly (data.jsonl.gz), up to opt's decompression cap.
+// Only a regular file is read: a FIFO, a device or a directory is refused
+// at once. See Parse.
 func Stream(path string, opt Options, set *questionset.Set, fn func(Item) error) error {
-	f, err := os.Open(path)
+	f, _, err := inputfile.Open(path, "dataset")
 	if err != nil {
-		return fmt.Errorf("read dataset: %w", err)
+		return err
 	}
 	defer f.Close()
 	if strings.EqualFold(filepath.Ext(path), ".gz") {
@@ -173,7 +205,9 @@ func Stream(path string, opt Options, set *questionset.Set, fn func(Item) error)
 		if opt.Format == "" {
 			opt.Format = formatFor(strings.TrimSuffix(path, filepath.Ext(path)))
 		}
-		return Parse(path, zr, opt, set, fn)
+		capped := inputfile.CapReader(zr, opt.maxDecompressed(), &inputfile.TooLargeError{
+			What: "decompressed dataset", Path: path, Limit: opt.maxDecompressed(), Setting: "--max-decompressed"})
+		return Parse(path, capped, opt, set, fn)
 	}
 	return Parse(path, f, opt, set, fn)
 }
@@ -247,6 +281,22 @@ func Parse(name string, r io.Reader, opt Options, set *questionset.Set, fn func(
 		return &Error{File: name, Msg: "no items; a dataset needs at least one row"}
 	}
 	return nil
+}
+
+// tooLong is the problem of a line or record over the line cap.
+func (rd *reader) tooLong(line int, what string) *Error {
+	return &Error{File: rd.name, Line: line, Msg: fmt.Sprintf("this %s is longer than %s, the limit for one %s (raise it with --max-line-size); stopped reading",
+		what, inputfile.FormatSize(rd.opt.maxLine()), what)}
+}
+
+// readError wraps a read failure; a size limit passes through as it is,
+// since it already names the file and the setting.
+func readError(name string, err error) error {
+	var tl *inputfile.TooLargeError
+	if errors.As(err, &tl) {
+		return tl
+	}
+	return fmt.Errorf("read dataset %s: %w", name, err)
 }
 
 // stopError carries an error from the caller's fn out of the readers.
@@ -330,15 +380,26 @@ func (rd *reader) jsonl(br *bufio.Reader) error {
 	inLong := false
 	line := 0
 	rd.fieldSeen = map[string]bool{}
+	max := rd.opt.maxLine()
 	for {
 		chunk, err := br.ReadSlice('\n')
+		n := len(long) + len(chunk)
+		if err == nil {
+			n-- // the newline
+		}
+		if int64(n) > max {
+			// Stop at the first line over the cap: skipping to its end
+			// could mean reading forever.
+			rd.errs = append(rd.errs, rd.tooLong(line+1, "line"))
+			return &tooManyError{}
+		}
 		if err == bufio.ErrBufferFull {
 			long = append(long, chunk...)
 			inLong = true
 			continue
 		}
 		if err != nil && err != io.EOF {
-			return fmt.Errorf("read dataset %s: %w", rd.name, err)
+			return readError(rd.name, err)
 		}
 		data := chunk
 		if inLong {

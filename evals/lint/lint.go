@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
@@ -134,6 +133,8 @@ type Options struct {
 	NoData bool
 	// DataOptions maps the dataset's fields (see dataset.Options).
 	DataOptions dataset.Options
+	// SetLimits bound reading the set file (size cap, regular files only).
+	SetLimits questionset.Limits
 	// MaxRequestTokens and MaxStateQuestionTokens are the token budgets
 	// (defaults 64,000 and 32,000, System One's documented context).
 	MaxRequestTokens, MaxStateQuestionTokens int
@@ -157,7 +158,7 @@ func (o Options) maxStateAsk() int {
 // else the set's own `dataset:`). Problems in the files are findings; the
 // error is only for a file that cannot be read at all.
 func LintFile(path string, opts Options) ([]Finding, error) {
-	data, err := os.ReadFile(path)
+	data, err := questionset.ReadFile(path, opts.SetLimits)
 	if err != nil {
 		return nil, fmt.Errorf("lint: %w", err)
 	}
