@@ -26,17 +26,18 @@ import (
 var version = "dev"
 
 type evalOptions struct {
-	data       string
-	repeat     int
-	resume     string
-	name       string
-	dryRun     bool
-	maxCost    float64
-	asJSON     bool
-	idField    string
-	stateField string
-	labels     []string
-	report     reportFlags // --junit, --markdown, gates (report.go)
+	data        string
+	repeat      int
+	resume      string
+	name        string
+	dryRun      bool
+	maxCost     float64
+	asJSON      bool
+	idField     string
+	stateField  string
+	stateFields string
+	labels      []string
+	report      reportFlags // --junit, --markdown, gates (report.go)
 }
 
 func newEvalCmd(a *app) *cobra.Command {
@@ -88,9 +89,7 @@ stops before a request would take the run's total cost above the cap.`,
 	f.Float64Var(&o.maxCost, "max-cost", 0, "stop before the run's cost would exceed USD (0 = no cap)")
 	f.BoolVar(&o.asJSON, "json", false, "print the run and its per-question metrics as JSON")
 	bindReportFlags(f, &o.report)
-	f.StringVar(&o.idField, "id-field", "", "dataset field holding the item id (default id)")
-	f.StringVar(&o.stateField, "state-field", "", "dataset field holding the state (default state)")
-	f.StringArrayVar(&o.labels, "label", nil, "map a question's label to a dataset field: QUESTION=FIELD (repeatable)")
+	bindDataFlags(f, &o.idField, &o.stateField, &o.stateFields, &o.labels)
 	return cmd
 }
 
@@ -112,11 +111,13 @@ func (a *app) eval(ctx context.Context, path string, o evalOptions) error {
 		}
 		dataPath = set.Resolve(set.Dataset)
 	}
-	opt := a.dataOptions(dataset.Options{IDField: o.idField, StateField: o.stateField})
-	for _, l := range o.labels {
-		if err := opt.ParseLabelFlag(l); err != nil {
-			return usageErr(err)
-		}
+	opt, err := flagDataOptions(o.idField, o.stateField, o.stateFields, o.labels)
+	if err != nil {
+		return usageErr(err)
+	}
+	opt = a.dataOptions(opt)
+	if o.data == "" {
+		opt = opt.ForSet(set) // the set's dataset: mapping
 	}
 	// Read the whole file once up front so a bad row is an input error
 	// (exit 2) before anything is sent. Labels are resolved against the

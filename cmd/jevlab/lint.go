@@ -5,18 +5,18 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/jevlab/jevlab/evals/dataset"
 	"github.com/jevlab/jevlab/evals/lint"
 )
 
 type lintOptions struct {
-	data       string
-	noData     bool
-	asJSON     bool
-	strict     bool
-	idField    string
-	stateField string
-	labels     []string
+	data        string
+	noData      bool
+	asJSON      bool
+	strict      bool
+	idField     string
+	stateField  string
+	stateFields string
+	labels      []string
 }
 
 func newLintCmd(a *app) *cobra.Command {
@@ -53,21 +53,17 @@ Exit status: 2 when there are errors; 0 with warnings only, or 1 with
 	f.BoolVar(&o.noData, "no-data", false, "skip the dataset even when the set names one")
 	f.BoolVar(&o.asJSON, "json", false, "print findings as JSON")
 	f.BoolVar(&o.strict, "strict", false, "exit 1 when there are warnings")
-	f.StringVar(&o.idField, "id-field", "", "dataset field holding the item id (default id)")
-	f.StringVar(&o.stateField, "state-field", "", "dataset field holding the state (default state)")
-	f.StringArrayVar(&o.labels, "label", nil, "QUESTION=FIELD: read QUESTION's label from FIELD; repeatable")
+	bindDataFlags(f, &o.idField, &o.stateField, &o.stateFields, &o.labels)
 	return cmd
 }
 
 func (a *app) lint(cmd *cobra.Command, path string, o lintOptions) error {
-	opts := lint.Options{Data: o.data, NoData: o.noData, SetLimits: a.setLimits(), DataOptions: a.dataOptions(dataset.Options{})}
-	opts.DataOptions.IDField = o.idField
-	opts.DataOptions.StateField = o.stateField
-	for _, l := range o.labels {
-		if err := opts.DataOptions.ParseLabelFlag(l); err != nil {
-			return usageErr(err)
-		}
+	opts := lint.Options{Data: o.data, NoData: o.noData, SetLimits: a.setLimits()}
+	dopt, err := flagDataOptions(o.idField, o.stateField, o.stateFields, o.labels)
+	if err != nil {
+		return usageErr(err)
 	}
+	opts.DataOptions = a.dataOptions(dopt)
 	findings, err := lint.LintFile(path, opts)
 	if err != nil {
 		return usageErr(err)

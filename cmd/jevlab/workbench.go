@@ -48,7 +48,7 @@ func (a *app) workbench(cmd *cobra.Command, args []string) error {
 		if set.Dataset != "" {
 			path := set.Resolve(set.Dataset)
 			opt.Dataset = func(ctx context.Context) ([]dataset.Item, error) {
-				return dataset.Load(path, a.dataOptions(dataset.Options{}), set)
+				return dataset.Load(path, a.dataOptions(dataset.Options{}).ForSet(set), set)
 			}
 		}
 		opt.RunOnStart = true // answers come from the cache first; a miss is asked live only with a key
@@ -86,7 +86,7 @@ func (a *app) workbench(cmd *cobra.Command, args []string) error {
 				}
 				defer f.Close()
 				var items []dataset.Item
-				err = dataset.Parse("fixtures/"+name, f, dataset.Options{}, set, func(it dataset.Item) error {
+				err = dataset.Parse("fixtures/"+name, f, dataset.Options{}.ForSet(set), set, func(it dataset.Item) error {
 					items = append(items, it)
 					return nil
 				})

@@ -53,9 +53,23 @@ func (rd *reader) csv(br *bufio.Reader, comma rune) error {
 	if !ok {
 		return rd.fail(&Error{Line: 1, Msg: fmt.Sprintf("no %q column; name the id column with --id-field (columns: %s)", rd.opt.idField(), columns)})
 	}
-	stCol, ok := col[rd.opt.stateField()]
-	if !ok {
-		return rd.fail(&Error{Line: 1, Msg: fmt.Sprintf("no %q column; name the state column with --state-field (columns: %s)", rd.opt.stateField(), columns)})
+	stCol := -1
+	var stCols []int // --state-fields: the columns combined into an object state
+	if len(rd.opt.StateFields) > 0 {
+		for _, e := range rd.opt.StateFields {
+			_, ref := stateKey(e)
+			i, ok := col[ref]
+			if !ok {
+				return rd.fail(&Error{Line: 1, Msg: fmt.Sprintf("no %q column for the state fields; CSV columns are flat, name them as in the header (columns: %s)", ref, columns)})
+			}
+			stCols = append(stCols, i)
+		}
+	} else {
+		i, ok := col[rd.opt.stateField()]
+		if !ok {
+			return rd.fail(&Error{Line: 1, Msg: fmt.Sprintf("no %q column; name the state column with %s (columns: %s)", rd.opt.stateField(), rd.flagHint("--state-field"), columns)})
+		}
+		stCol = i
 	}
 	type labelCol struct {
 		q   string
@@ -75,7 +89,7 @@ func (rd *reader) csv(br *bufio.Reader, comma rune) error {
 			if _, mapped := rd.opt.LabelFields[e.ID]; mapped {
 				continue
 			}
-			if i, ok := col[e.ID]; ok && i != idCol && i != stCol {
+			if i, ok := col[e.ID]; ok && i != idCol && i != stCol && !slices.Contains(stCols, i) {
 				labels = append(labels, labelCol{e.ID, i})
 			}
 		}
@@ -109,10 +123,21 @@ func (rd *reader) csv(br *bufio.Reader, comma rune) error {
 			}
 			continue
 		}
-		it := Item{ID: id, Line: line, State: cellState(rec[stCol])}
+		it := Item{ID: id, Line: line}
+		if stCol >= 0 {
+			it.State = cellState(rec[stCol])
+		} else {
+			it.State, _ = rd.combineState(func(ref string) (json.RawMessage, bool) {
+				return cellState(rec[col[ref]]), true
+			})
+		}
 		failed := false
 		for _, lc := range labels {
-			lab, has, msg := rd.resolve(lc.q, textJSON(rec[lc.idx]), true)
+			raw, msg := rd.mapValue(lc.q, textJSON(rec[lc.idx]))
+			lab, has := Label{}, false
+			if msg == "" {
+				lab, has, msg = rd.resolve(lc.q, raw, true)
+			}
 			if msg != "" {
 				failed = true
 				l, c := cr.FieldPos(lc.idx)

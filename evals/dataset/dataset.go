@@ -56,16 +56,30 @@ type Item struct {
 // default layout: "id", "state" and a "labels" object (JSONL) or a column
 // per question id (CSV).
 type Options struct {
-	// IDField names the id field or column ("id" when empty).
+	// IDField names the id field or column ("id" when empty). In JSONL it
+	// may be a path into nested objects (see ForSet for the forms).
 	IDField string
-	// StateField names the state field or column ("state" when empty).
+	// StateField names the state field or column ("state" when empty); a
+	// path in JSONL ("/input/ticket", "input.ticket").
 	StateField string
+	// StateFields, when set, builds an object state from several fields
+	// instead of StateField: each entry is a field reference or
+	// NAME=REF, and the state is {NAME: value, …} in this order (NAME
+	// defaults to the reference's last segment).
+	StateFields []string
 	// LabelFields maps a question id to the field or column holding its
-	// label (e.g. {"intent": "gold_label"}).
+	// label (e.g. {"intent": "gold_label"}, {"queue": "expect.queue"}).
 	LabelFields map[string]string
+	// LabelValues maps, per question, a value as the file writes it to the
+	// label jevlab reads (e.g. a jev-packs score level name to its index:
+	// {"urgency": {"low": "0", "high": "2"}}). A value missing from a
+	// question's map is an error.
+	LabelValues map[string]map[string]string
 	// Format forces "jsonl" or "csv"; empty chooses by extension, then by
 	// sniffing the first byte.
 	Format string
+
+	fromSet bool // some fields came from the set's dataset: mapping
 	// KeepStale keeps a well-formed label that names no option or level of
 	// the set as it is now (or a question the set no longer has) instead
 	// of failing its row: it is kept with Index -1 and its text, for
@@ -459,23 +473,32 @@ func (rd *reader) jsonlLine(data []byte, line int) error {
 		return rd.fail(&Error{Line: line, Msg: "each line must be a JSON object like {\"id\": …, \"state\": …, \"labels\": {…}}"})
 	}
 	it := Item{Line: line}
-	idRaw, ok := fields[rd.opt.idField()]
+	row := &rowFields{top: fields}
+	idRaw, ok := row.lookup(rd.opt.idField())
 	if !ok {
-		return rd.fail(&Error{Line: line, Msg: fmt.Sprintf("missing %q; every item needs an id (or name the field with --id-field)", rd.opt.idField())})
+		return rd.fail(&Error{Line: line, Msg: fmt.Sprintf("missing %q; every item needs an id (or name the field with %s)", rd.opt.idField(), rd.flagHint("--id-field"))})
 	}
 	id, msg := idText(idRaw)
 	if msg != "" {
 		return rd.fail(&Error{Line: line, Msg: rd.opt.idField() + ": " + msg})
 	}
 	it.ID = id
-	stRaw, ok := fields[rd.opt.stateField()]
-	if !ok {
-		return rd.fail(&Error{Line: line, Item: id, Msg: fmt.Sprintf("missing %q; every item needs a state (or name the field with --state-field)", rd.opt.stateField())})
+	if len(rd.opt.StateFields) > 0 {
+		st, msg := rd.combineState(row.lookup)
+		if msg != "" {
+			return rd.fail(&Error{Line: line, Item: id, Msg: msg})
+		}
+		it.State = st
+	} else {
+		stRaw, ok := row.lookup(rd.opt.stateField())
+		if !ok {
+			return rd.fail(&Error{Line: line, Item: id, Msg: fmt.Sprintf("missing %q; every item needs a state (or name the field with %s)", rd.opt.stateField(), rd.flagHint("--state-field"))})
+		}
+		if msg := stateProblem(stRaw); msg != "" {
+			return rd.fail(&Error{Line: line, Item: id, Msg: rd.opt.stateField() + ": " + msg})
+		}
+		it.State = provider.Compact(stRaw)
 	}
-	if msg := stateProblem(stRaw); msg != "" {
-		return rd.fail(&Error{Line: line, Item: id, Msg: rd.opt.stateField() + ": " + msg})
-	}
-	it.State = provider.Compact(stRaw)
 	var labels map[string]json.RawMessage
 	if lr, ok := fields["labels"]; ok && !isNull(lr) {
 		if err := json.Unmarshal(lr, &labels); err != nil || labels == nil {
@@ -486,7 +509,7 @@ func (rd *reader) jsonlLine(data []byte, line int) error {
 		}
 	}
 	for q, f := range rd.opt.LabelFields {
-		if v, ok := fields[f]; ok {
+		if v, ok := row.lookup(f); ok {
 			rd.fieldSeen[f] = true
 			if labels == nil {
 				labels = map[string]json.RawMessage{}
@@ -497,7 +520,15 @@ func (rd *reader) jsonlLine(data []byte, line int) error {
 	order := rd.labelOrder(labels)
 	failed := false
 	for _, q := range order {
-		lab, has, msg := rd.resolve(q, labels[q], false)
+		raw, msg := rd.mapValue(q, labels[q])
+		if msg != "" {
+			failed = true
+			if err := rd.fail(&Error{Line: line, Item: id, Question: q, Msg: msg}); err != nil {
+				return err
+			}
+			continue
+		}
+		lab, has, msg := rd.resolve(q, raw, false)
 		if msg != "" {
 			failed = true
 			if err := rd.fail(&Error{Line: line, Item: id, Question: q, Msg: msg}); err != nil {

@@ -170,15 +170,15 @@ func LintFile(path string, opts Options) ([]Finding, error) {
 	c := newChecker(set, path, data, opts)
 	c.static()
 	c.observe("", set.State)
-	dpath := opts.Data
+	dpath, dopt := opts.Data, opts.DataOptions
 	if dpath == "" && set.Dataset != "" {
 		dpath = set.Resolve(set.Dataset)
+		dopt = dopt.ForSet(set) // the set's dataset: mapping
 	}
 	if dpath != "" && !opts.NoData {
 		// Labels are resolved against the set as it is now, by text: a
 		// label naming no option any more is a warning (eval excludes it
 		// with the same sentence), not a reason to reject the file.
-		dopt := opts.DataOptions
 		dopt.KeepStale = true
 		err := dataset.Stream(dpath, dopt, set, func(it dataset.Item) error {
 			c.observe(it.ID, it.State)

@@ -51,6 +51,7 @@ func (s *Set) Clone() *Set {
 		}
 	}
 	c.Fixtures = append([]string(nil), s.Fixtures...)
+	c.DatasetMap = s.DatasetMap.clone()
 	c.orig = append([]byte(nil), s.orig...)
 	if s.orig == nil {
 		c.orig = nil

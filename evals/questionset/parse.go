@@ -195,7 +195,11 @@ func (p *parser) parse(data []byte) *Set {
 		case "questions":
 			p.questions(s, kv.value)
 		case "dataset":
-			s.Dataset = p.text(kv.value, "", "dataset")
+			if deref(kv.value).Kind == yaml.MappingNode {
+				p.datasetMapping(s, deref(kv.value))
+			} else {
+				s.Dataset = p.text(kv.value, "", "dataset")
+			}
 		case "fixtures":
 			p.fixtures(s, kv.value)
 		case "gates":

@@ -46,6 +46,9 @@ type Set struct {
 	Gates map[string]Gate
 	// Dataset is the default dataset path as written (relative to the file).
 	Dataset string
+	// DatasetMap is the field mapping of the mapping form of `dataset:`
+	// ({path, id, state, state_fields, labels}); nil for a plain path.
+	DatasetMap *DatasetMapping
 	// Fixtures are fixture files as written (relative to the file).
 	Fixtures []string
 	// Path is the file the set came from ("" for embedded or new sets).
@@ -374,7 +377,7 @@ func (s *Set) canonicalJSON() []byte {
 	s.writeQuestions(&b)
 	if s.Dataset != "" {
 		field("dataset")
-		writeString(&b, s.Dataset)
+		s.writeDataset(&b)
 	}
 	if len(s.Fixtures) > 0 {
 		field("fixtures")
