@@ -4,11 +4,12 @@
 GO        ?= go
 BIN       := bin/jevlab
 VERSION   ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+COMMIT    ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 PKGS      := ./...
 # The race detector is on in tests; CGO is required by go-sqlite3.
 export CGO_ENABLED := 1
 
-.PHONY: all build run test test-go tui-smoke bench lint fmt clean
+.PHONY: all build run test test-go tui-smoke bench lint fmt clean man
 
 all: build
 
@@ -16,7 +17,11 @@ all: build
 # fails the build when git refuses the checkout (owned by another user, as
 # in some CI containers: "error obtaining VCS status").
 build:
-	$(GO) build -buildvcs=false -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/jevlab
+	$(GO) build -buildvcs=false -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o $(BIN) ./cmd/jevlab
+
+# Man pages generated from the commands' own help (jevlab man DIR).
+man: build
+	./$(BIN) man man
 
 run: build
 	./$(BIN)
@@ -46,4 +51,4 @@ fmt:
 	gofmt -w $$(git ls-files '*.go')
 
 clean:
-	rm -rf bin
+	rm -rf bin man

@@ -19,8 +19,9 @@ import (
 func newImportCmd(a *app) *cobra.Command {
 	var from, out string
 	var force bool
+	var fo folderImport
 	cmd := &cobra.Command{
-		Use:   "import --from DIALECT SOURCE [-o OUT]",
+		Use:   "import --from DIALECT|FORMAT SOURCE... [-o OUT]",
 		Short: "Turn questions written in another decision dialect into a question set",
 		Long: `import reads questions written for another framework and writes a jevlab
 question set (YAML) to OUT or stdout. DIALECT is one of:
@@ -30,27 +31,61 @@ question set (YAML) to OUT or stdout. DIALECT is one of:
   noetic             a routeSwitch or decide node, or a DecideQuestions map
   playground         a TypeSafe Playground share link (or its bare payload)
 
+Files other Jev tools keep on disk are imported into a folder, -o DIR
+(DIR/questions.yaml with its dataset and recordings beside it; runs the
+source recorded are stored in the database). FORMAT is one of:
+
+  jev-packs   a pack folder: pack.yaml, cases.jsonl (kept as it is, read
+              through a dataset: mapping), predictions.jsonl → fixtures
+  jevassert   prediction files (F.jsonl with its F-rN.jsonl repeats,
+              shuffled recordings) with their pack (--pack DIR, default
+              the files' folder) → fixtures and one stored run per file,
+              rounds as repeats
+  jevl        jevkit JEVL v1 records (.jevl) → fixtures, labels as a
+              dataset, a stored run
+  jev-eval    a jev-eval cache (run --cache FILE) with --config and --data
+              → set, dataset, fixtures and a stored run
+
+What a format carries that jevlab cannot represent is printed as a note and
+kept in the set's header; a file that breaks its own format's rules fails
+with file:line.
+
 SOURCE is a file (JSON, or the same document in YAML), - for stdin, or
 (playground) the link itself. Import is
 faithful or it fails naming what cannot be represented; whatever has no slot
 of its own (a decide node's instructions, a runtime profile, routing) is
 carried as the file's header notes, also printed to stderr. Noetic threshold
 and minConfidence become the questions' threshold and min_confidence.`,
-		Example: `  jevlab import --from noetic triage-node.json -o triage.yaml
+		Example: `  jevlab import --from jev-packs packs/citation-support -o citation
+  jevlab import --from jevassert predictions.jsonl predictions-r2.jsonl --pack packs/demo-triage -o demo
+  jevlab import --from noetic triage-node.json -o triage.yaml
   jevlab import --from playground 'https://console.typesafe.ai/playground#share/N4Ig…'
   cat body.json | jevlab import --from assistant-runtime - -o robot.yaml`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, f := range folderFormats {
+				if from == f {
+					fo.from, fo.out, fo.force = from, out, force
+					return a.importFolder(cmd, fo, args)
+				}
+			}
+			if len(args) != 1 {
+				return usageErr(fmt.Errorf("--from %s takes one SOURCE, not %d", from, len(args)))
+			}
 			d, err := dialects.ParseDialect(from)
 			if err != nil {
-				return usageErr(fmt.Errorf("--from: %w", err))
+				return usageErr(fmt.Errorf("--from: %w, or a format: %s", err, strings.Join(folderFormats, ", ")))
 			}
 			return a.importSet(cmd, d, args[0], out, force)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&from, "from", "", "source dialect: standard-agents, assistant-runtime, noetic or playground")
-	f.StringVarP(&out, "output", "o", "", "write the question set here (default stdout)")
+	f.StringVar(&from, "from", "", "source dialect (standard-agents, assistant-runtime, noetic, playground) or format (jev-packs, jevassert, jevl, jev-eval)")
+	f.StringVarP(&out, "output", "o", "", "write the question set here (default stdout); a folder for a format")
+	f.StringVar(&fo.pack, "pack", "", "jevassert: the recordings' pack folder (default: the first file's folder)")
+	f.StringVar(&fo.config, "config", "", "jev-eval: the question config (JSON)")
+	f.StringVar(&fo.data, "data", "", "jev-eval: the labelled rows (JSON Lines) the cache was made from")
+	f.BoolVar(&fo.noRuns, "no-runs", false, "write the folder only; store no runs")
 	f.BoolVar(&force, "force", false, "overwrite OUT if it exists")
 	_ = cmd.MarkFlagRequired("from")
 	return cmd

@@ -84,6 +84,15 @@ func newRootCmd(a *app) *cobra.Command {
 	for _, c := range commands(a) {
 		root.AddCommand(c)
 	}
-	root.RunE = func(cmd *cobra.Command, args []string) error { return a.runWorkbench(cmd, args) }
+	root.AddCommand(newVersionCmd(a), newManCmd(a))
+	root.Version = versionString()
+	root.SetVersionTemplate("jevlab {{.Version}}\n")
+	a.wireCompletion(root)
+	root.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 1 && isMissingFile(args[0]) {
+			return notACommand(root, args[0])
+		}
+		return a.runWorkbench(cmd, args)
+	}
 	return root
 }
