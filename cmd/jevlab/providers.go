@@ -63,7 +63,7 @@ func (a *app) liveClient() (*systemone.Client, bool, error) {
 		Concurrency: a.concurrency,
 		RPS:         a.rps,
 		Timeout:     a.timeout,
-		Version:     version,
+		Version:     readBuildInfo().Version,
 	})
 	if err != nil {
 		return nil, false, usageErr(err)
