@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/jevlab/jevlab/evals/metrics"
 	"github.com/jevlab/jevlab/provider"
@@ -24,8 +26,17 @@ type Options struct {
 	// 0.01.
 	MinBrierDelta float64
 	// MaxFlips bounds the flipped items listed per question (counts are
-	// always complete). 0 means 50.
+	// always complete). 0 lists every flip (what --json writes); a writer
+	// that shows fewer cuts at print time and says how to see all.
 	MaxFlips int
+	// AllowChanged names questions accepted as changed on purpose: when one
+	// cannot be compared it is reported (Allowed) but does not make the
+	// overall verdict "not comparable", so the comparable questions decide.
+	AllowChanged []string
+	// Map renames options (choice) or levels (score, by text) between the
+	// runs, per question id: Map["queue"]["other"] = "general" says A's
+	// option other is B's option general. Check it with CheckOptions.
+	Map map[string]map[string]string
 	// Metrics carries the metric conventions (bins, ε); its Seed and
 	// Bootstrap are ignored in favour of the fields above.
 	Metrics metrics.Options
@@ -35,7 +46,13 @@ type Options struct {
 const (
 	DefaultAlpha         = 0.05
 	DefaultMinBrierDelta = 0.01
-	DefaultMaxFlips      = 50
+	// DefaultMaxFlips was the number of flips listed per question; flips
+	// are no longer cut (MaxFlips 0 lists them all). Writers show the
+	// first DefaultShownFlips.
+	DefaultMaxFlips = 50
+	// DefaultShownFlips is how many flips per question the text and
+	// Markdown writers print before saying how to see the rest.
+	DefaultShownFlips = 10
 )
 
 func (o Options) withDefaults() Options {
@@ -47,9 +64,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MinBrierDelta <= 0 {
 		o.MinBrierDelta = DefaultMinBrierDelta
-	}
-	if o.MaxFlips <= 0 {
-		o.MaxFlips = DefaultMaxFlips
 	}
 	o.Metrics = o.Metrics.WithDefaults()
 	return o
@@ -76,8 +90,40 @@ type Comparison struct {
 	Verdict   string               `json:"verdict"`
 	// Regressions lists the questions whose verdict is Regressed.
 	Regressions []string `json:"regressions,omitempty"`
-	Conventions string   `json:"conventions"`
+	// NotComparable lists the questions that could not be compared, with
+	// why; Allowed ones (Options.AllowChanged) are listed but do not
+	// decide the verdict.
+	NotComparable []Incomparable `json:"not_comparable,omitempty"`
+	Conventions   string         `json:"conventions"`
 }
+
+// Incomparable is one question that could not be compared.
+type Incomparable struct {
+	Question string `json:"question"`
+	Reason   string `json:"reason"`
+	// Allowed is true when the question was accepted as changed on
+	// purpose (Options.AllowChanged).
+	Allowed bool `json:"allowed"`
+}
+
+// String is "queue — option other of A is not in B".
+func (n Incomparable) String() string { return n.Question + " — " + n.Reason }
+
+// Blocking returns the questions that could not be compared and were not
+// allowed to change: a CI gate fails on them as on a regression.
+func (c *Comparison) Blocking() []Incomparable {
+	var out []Incomparable
+	for _, n := range c.NotComparable {
+		if !n.Allowed {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Failed reports whether a CI gate should fail: a regression, or a
+// question that could not be compared and was not allowed to change.
+func (c *Comparison) Failed() bool { return len(c.Regressions) > 0 || len(c.Blocking()) > 0 }
 
 // RunRef names one side of a comparison.
 type RunRef struct {
@@ -92,6 +138,11 @@ type QuestionComparison struct {
 	Type provider.QuestionType `json:"type"`
 	// Reason says why a question could not be compared.
 	Reason string `json:"reason,omitempty"`
+	// Allowed is true when a question that could not be compared was
+	// accepted as changed on purpose (Options.AllowChanged).
+	Allowed bool `json:"allowed_changed,omitempty"`
+	// Mapped lists the renames applied (A's name → B's name).
+	Mapped map[string]string `json:"mapped,omitempty"`
 
 	Paired         int `json:"paired"`          // items answered in both runs
 	PairedLabelled int `json:"paired_labelled"` // of those, labelled (the n of every delta)
@@ -102,9 +153,12 @@ type QuestionComparison struct {
 	Deltas  []Delta `json:"deltas"`
 	McNemar McNemar `json:"mcnemar"`
 	// BrierP is the paired-bootstrap two-sided p-value of ΔBrier, and
-	// BrierPHolm it after Holm's correction across questions.
-	BrierP     float64 `json:"brier_p"`
-	BrierPHolm float64 `json:"brier_p_holm"`
+	// BrierPHolm it after Holm's correction across questions. With
+	// BrierPBelow the bootstrap put no resample on one side of 0: the
+	// p-value is below BrierP (= 1/B), never 0.
+	BrierP      float64 `json:"brier_p"`
+	BrierPHolm  float64 `json:"brier_p_holm"`
+	BrierPBelow bool    `json:"brier_p_below,omitempty"`
 
 	Flips Flips `json:"flips"`
 	Drift Drift `json:"drift"`
@@ -116,13 +170,19 @@ type QuestionComparison struct {
 
 // Delta is one metric's paired change B − A with its paired bootstrap 95%
 // interval. Significant when the interval excludes 0; Better says whether
-// the change is an improvement given the metric's direction.
+// the change is an improvement given the metric's direction. Macro-F1 of
+// both runs is over the union of the classes either uses (label or
+// decision), so A and B here may differ from each run's own report.
 type Delta struct {
-	Metric        string           `json:"metric"`
-	A             metrics.Estimate `json:"a"`
-	B             metrics.Estimate `json:"b"`
-	Delta         metrics.Estimate `json:"delta"`
-	P             float64          `json:"p"`
+	Metric string           `json:"metric"`
+	A      metrics.Estimate `json:"a"`
+	B      metrics.Estimate `json:"b"`
+	Delta  metrics.Estimate `json:"delta"`
+	// P is the two-sided paired-bootstrap p-value of a zero change. With
+	// PBelow no resample fell on one side of 0 and the p-value is below P
+	// (= 1/B): it never reads 0.
+	P             float64 `json:"p"`
+	PBelow        bool    `json:"p_below,omitempty"`
 	LowerIsBetter bool             `json:"lower_is_better"`
 	Significant   bool             `json:"significant"`
 	Better        bool             `json:"better"`
@@ -149,17 +209,23 @@ type Flips struct {
 	Items   []FlipItem `json:"items"`
 }
 
-// FlipItem is one flipped item; Shift is B's probability of the true
-// outcome minus A's (items are ranked by |Shift|, largest first).
+// FlipItem is one flipped item. PLabelA and PLabelB are the probability
+// each run gave the item's label (for a noul labelled false, 1 − p); Shift
+// is PLabelB − PLabelA (items are ranked by |Shift|, largest first).
 type FlipItem struct {
-	ItemID string  `json:"item"`
-	Kind   string  `json:"kind"`
-	Label  string  `json:"label"`
-	A      string  `json:"a"`
-	B      string  `json:"b"`
-	PTrueA float64 `json:"p_true_a"`
-	PTrueB float64 `json:"p_true_b"`
-	Shift  float64 `json:"shift"`
+	ItemID  string  `json:"item"`
+	Kind    string  `json:"kind"`
+	Label   string  `json:"label"`
+	A       string  `json:"a"`
+	B       string  `json:"b"`
+	PLabelA float64 `json:"p_label_a"`
+	PLabelB float64 `json:"p_label_b"`
+	Shift   float64 `json:"shift"`
+	// Deprecated: PTrueA and PTrueB are PLabelA and PLabelB under their
+	// old, misleading name (for a noul labelled false they are not
+	// P(true)); not written to JSON.
+	PTrueA float64 `json:"-"`
+	PTrueB float64 `json:"-"`
 }
 
 // Drift is label-free change over every item answered in both runs.
@@ -221,13 +287,124 @@ func Compare(a, b RunData, opt Options) *Comparison {
 		}
 	}
 	holm(c.Questions, opt)
+	for i := range c.Questions {
+		q := &c.Questions[i]
+		if q.Verdict != NotComparable {
+			continue
+		}
+		q.Allowed = slices.Contains(opt.AllowChanged, q.ID)
+		if q.Allowed {
+			q.Why = "accepted as changed on purpose"
+		}
+		c.NotComparable = append(c.NotComparable, Incomparable{Question: q.ID, Reason: q.Reason, Allowed: q.Allowed})
+	}
 	overall(c)
 	return c
 }
 
+// CheckOptions checks opt's AllowChanged and Map against the two runs: every
+// allowed question is in one of them, every mapped question in both, every
+// mapped name an option (or level) of A and its target one of B. The error
+// names the first problem.
+func CheckOptions(a, b RunData, opt Options) error {
+	for _, id := range opt.AllowChanged {
+		_, inA := a.Questions.Get(id)
+		_, inB := b.Questions.Get(id)
+		if !inA && !inB {
+			return fmt.Errorf("allowed question %q is in neither run (questions: %s)", id, strings.Join(questionIDs(a, b), ", "))
+		}
+	}
+	qids := make([]string, 0, len(opt.Map))
+	for id := range opt.Map {
+		qids = append(qids, id)
+	}
+	slices.Sort(qids)
+	for _, id := range qids {
+		qa, inA := a.Questions.Get(id)
+		qb, inB := b.Questions.Get(id)
+		if !inA || !inB {
+			return fmt.Errorf("mapped question %q must be in both runs (A has it: %t, B has it: %t)", id, inA, inB)
+		}
+		if qa.Type != qb.Type || qa.Type == provider.Noul {
+			return fmt.Errorf("mapped question %q: only the options of a choice or the levels of a score can be mapped (A %s, B %s)", id, qa.Type, qb.Type)
+		}
+		na, nb := names(qa), names(qb)
+		from := make([]string, 0, len(opt.Map[id]))
+		for k := range opt.Map[id] {
+			from = append(from, k)
+		}
+		slices.Sort(from)
+		seen := map[string]string{}
+		for _, k := range from {
+			v := opt.Map[id][k]
+			if !slices.Contains(na, k) {
+				return fmt.Errorf("mapped question %q: %q is not an %s of A (A has %s)", id, k, noun(qa), quoteAll(na))
+			}
+			if !slices.Contains(nb, v) {
+				return fmt.Errorf("mapped question %q: %q is not an %s of B (B has %s)", id, v, noun(qb), quoteAll(nb))
+			}
+			if o, dup := seen[v]; dup {
+				return fmt.Errorf("mapped question %q: %q and %q of A both map to %q of B", id, o, k, v)
+			}
+			seen[v] = k
+		}
+	}
+	return nil
+}
+
+func questionIDs(a, b RunData) []string {
+	var out []string
+	for _, e := range a.Questions {
+		out = append(out, e.ID)
+	}
+	for _, e := range b.Questions {
+		if !slices.Contains(out, e.ID) {
+			out = append(out, e.ID)
+		}
+	}
+	return out
+}
+
+// names are a choice's option labels or a score's level texts.
+func names(q *provider.Question) []string {
+	switch q.Type {
+	case provider.Choice:
+		out := make([]string, len(q.Options))
+		for i, o := range q.Options {
+			out[i] = o.Label
+		}
+		return out
+	case provider.Score:
+		out := make([]string, len(q.Levels))
+		for i, l := range q.Levels {
+			out[i] = provider.Text(l)
+		}
+		return out
+	}
+	return nil
+}
+
+func noun(q *provider.Question) string {
+	if q.Type == provider.Score {
+		return "level"
+	}
+	return "option"
+}
+
+func quoteAll(s []string) string {
+	q := make([]string, len(s))
+	for i, v := range s {
+		q[i] = fmt.Sprintf("%q", v)
+	}
+	return strings.Join(q, ", ")
+}
+
 func compareQuestion(id string, qa, qb *provider.Question, a, b *RunData, opt Options, qi uint64) QuestionComparison {
 	qc := QuestionComparison{ID: id, Type: qa.Type, McNemar: McNemar{P: 1, PHolm: 1}, BrierP: 1, BrierPHolm: 1}
-	remap, reason := alignQuestion(qa, qb)
+	remap, reason := alignQuestion(qa, qb, opt.Map[id])
+	if len(opt.Map[id]) > 0 {
+		qc.Mapped = opt.Map[id]
+	}
 	if reason != "" {
 		qc.Reason, qc.Verdict = reason, NotComparable
 		return qc
@@ -302,7 +479,7 @@ func compareQuestion(id string, qa, qb *provider.Question, a, b *RunData, opt Op
 		ma, mb := opt.Metrics, opt.Metrics
 		ma.Threshold, mb.Threshold = ta, tb
 		dA, dB := metrics.Prepare(qa, la, ma), metrics.Prepare(qa, lb, mb)
-		qc.Deltas, qc.BrierP = pairedDeltas(dA, dB, opt.Bootstrap, opt.Seed+qi*0x9e3779b9)
+		qc.Deltas, qc.BrierP, qc.BrierPBelow = pairedDeltas(dA, dB, opt.Bootstrap, opt.Seed+qi*0x9e3779b9)
 		qc.McNemar = mcnemarOf(dA, dB)
 		qc.Flips = flips(qa, dA, dB, opt.MaxFlips)
 	}
@@ -343,27 +520,62 @@ func valuesDiffer(a, b *provider.Answer) bool {
 	return false
 }
 
-// alignQuestion checks that qb asks what qa asks. For a choice whose
-// options were reordered it returns remap[iB] = iA.
-func alignQuestion(qa, qb *provider.Question) ([]int, string) {
+// alignQuestion checks that qb asks what qa asks, after renaming A's
+// options (or levels) by rename (A name → B name). For a choice whose
+// options were reordered or renamed it returns remap[iB] = iA. The reason
+// names the first difference, e.g. "option other of A is not in B".
+func alignQuestion(qa, qb *provider.Question, rename map[string]string) ([]int, string) {
 	if qa.Type != qb.Type {
-		return nil, fmt.Sprintf("type changed from %s to %s", qa.Type, qb.Type)
+		return nil, fmt.Sprintf("type changed from %s in A to %s in B", qa.Type, qb.Type)
 	}
-	if qa.Size() != qb.Size() {
-		return nil, fmt.Sprintf("%d outcomes in A, %d in B", qa.Size(), qb.Size())
-	}
-	if qa.Type != provider.Choice {
+	if qa.Type == provider.Noul {
 		return nil, ""
 	}
-	remap := make([]int, len(qb.Options))
-	same := true
-	for i, o := range qb.Options {
-		j := qa.OptionIndex(o.Label)
-		if j < 0 {
-			return nil, fmt.Sprintf("option %q of B is not an option of A", o.Label)
+	na, nb := names(qa), names(qb)
+	inB := func(name string) string {
+		if v, ok := rename[name]; ok {
+			return v
 		}
-		remap[i] = j
+		return name
+	}
+	if qa.Type == provider.Score {
+		if len(na) != len(nb) {
+			return nil, fmt.Sprintf("%d levels in A, %d in B", len(na), len(nb))
+		}
+		for i := range na {
+			if inB(na[i]) != nb[i] {
+				if _, ok := rename[na[i]]; ok {
+					return nil, fmt.Sprintf("level %d of A (%q) is mapped to %q, but level %d of B is %q", i, na[i], inB(na[i]), i, nb[i])
+				}
+				return nil, fmt.Sprintf("level %d is %q in A, %q in B", i, na[i], nb[i])
+			}
+		}
+		return nil, ""
+	}
+	posB := make(map[string]int, len(nb))
+	for i, n := range nb {
+		posB[n] = i
+	}
+	remap := make([]int, len(nb))
+	for i := range remap {
+		remap[i] = -1
+	}
+	same := len(na) == len(nb)
+	for i, n := range na {
+		j, ok := posB[inB(n)]
+		if !ok {
+			if _, mapped := rename[n]; mapped {
+				return nil, fmt.Sprintf("option %s of A is mapped to %s, which is not an option of B", n, inB(n))
+			}
+			return nil, fmt.Sprintf("option %s of A is not in B", n)
+		}
+		remap[j] = i
 		same = same && i == j
+	}
+	for j, i := range remap {
+		if i < 0 {
+			return nil, fmt.Sprintf("option %s of B is not in A", nb[j])
+		}
 	}
 	if same {
 		return nil, ""
@@ -419,19 +631,21 @@ func firstRepeat(obs []metrics.Obs) []metrics.Obs {
 }
 
 // pairedDeltas evaluates every headline metric of both sides on the same
-// resampled items and returns the deltas and the Brier p-value.
-func pairedDeltas(dA, dB *metrics.Data, b int, seed uint64) ([]Delta, float64) {
+// resampled items and returns the deltas and the Brier p-value (and
+// whether it is only an upper bound).
+func pairedDeltas(dA, dB *metrics.Data, b int, seed uint64) ([]Delta, float64, bool) {
 	ms := dA.Metrics()
 	pa, pb := make([]float64, len(ms)), make([]float64, len(ms))
 	dA.EvalAll(ms, nil, pa)
 	dB.EvalAll(ms, nil, pb)
+	union(ms, dA, dB, pa, pb)
 	out := make([]Delta, len(ms))
 	for j, m := range ms {
 		out[j] = Delta{Metric: m.String(), A: metrics.Point(pa[j]), B: metrics.Point(pb[j]), Delta: metrics.Point(pb[j] - pa[j]), P: 1, LowerIsBetter: m.LowerIsBetter()}
 	}
-	brierP := 1.0
+	brierP, brierBelow := 1.0, false
 	if b <= 0 {
-		return out, brierP
+		return out, brierP, false
 	}
 	draws := make([][]float64, len(ms))
 	for j := range draws {
@@ -453,12 +667,13 @@ func pairedDeltas(dA, dB *metrics.Data, b int, seed uint64) ([]Delta, float64) {
 		f := &forks[wk]
 		f.a.EvalAll(ms, w, f.va)
 		f.b.EvalAll(ms, w, f.vb)
+		union(ms, f.a, f.b, f.va, f.vb)
 		for j := range ms {
 			draws[j][k] = f.vb[j] - f.va[j]
 		}
 	})
 	for j, m := range ms {
-		out[j].P = bootP(draws[j])
+		out[j].P, out[j].PBelow = bootP(draws[j])
 		out[j].Delta.Lo, out[j].Delta.Hi = metrics.Interval(draws[j])
 		d := &out[j]
 		if d.Delta.HasInterval() && (d.Delta.Lo > 0 || d.Delta.Hi < 0) {
@@ -466,15 +681,27 @@ func pairedDeltas(dA, dB *metrics.Data, b int, seed uint64) ([]Delta, float64) {
 		}
 		d.Better = d.Delta.Value != 0 && (d.Delta.Value < 0) == m.LowerIsBetter()
 		if m == metrics.MBrier {
-			brierP = d.P
+			brierP, brierBelow = d.P, d.PBelow
 		}
 	}
-	return out, brierP
+	return out, brierP, brierBelow
+}
+
+// union replaces the macro-F1 of both sides (just evaluated under the same
+// weights) by their values over the union of the classes either uses.
+func union(ms []metrics.Metric, a, b *metrics.Data, va, vb []float64) {
+	for j, m := range ms {
+		if m == metrics.MMacroF1 {
+			va[j], vb[j] = metrics.MacroF1Union(a, b)
+		}
+	}
 }
 
 // bootP is the two-sided bootstrap p-value of a zero delta:
-// 2·min(P*(Δ ≤ 0), P*(Δ ≥ 0)), capped at 1.
-func bootP(draws []float64) float64 {
+// 2·min(P*(Δ ≤ 0), P*(Δ ≥ 0)), capped at 1. When no defined draw lies on
+// one side of 0 the estimate would be 0, which B resamples cannot show: it
+// returns 1/B with below = true (p < 1/B).
+func bootP(draws []float64) (p float64, below bool) {
 	var le, ge, n float64
 	for _, x := range draws {
 		if math.IsNaN(x) {
@@ -489,9 +716,30 @@ func bootP(draws []float64) float64 {
 		}
 	}
 	if n == 0 {
-		return 1
+		return 1, false
 	}
-	return math.Min(1, 2*math.Min(le, ge)/n)
+	if math.Min(le, ge) == 0 {
+		return 1 / n, true
+	}
+	return math.Min(1, 2*math.Min(le, ge)/n), false
+}
+
+// FormatP writes a p-value as "0.0312", or "<0.001" when it is only an
+// upper bound (below).
+func FormatP(p float64, below bool) string {
+	if below {
+		return "<" + strconv.FormatFloat(p, 'g', 3, 64)
+	}
+	return strconv.FormatFloat(p, 'g', 3, 64)
+}
+
+// FormatPHolm writes a Holm-adjusted p-value; when the raw p-value was
+// only an upper bound (below) so is the adjusted one: "≤0.003".
+func FormatPHolm(p float64, below bool) string {
+	if below {
+		return "≤" + strconv.FormatFloat(p, 'g', 3, 64)
+	}
+	return strconv.FormatFloat(p, 'g', 3, 64)
 }
 
 func mcnemarOf(dA, dB *metrics.Data) McNemar {
@@ -578,7 +826,8 @@ func flips(q *provider.Question, dA, dB *metrics.Data, maxItems int) Flips {
 		}
 		ca, cb := dA.Correct[i] == 1, dB.Correct[i] == 1
 		it := FlipItem{ItemID: dA.IDs[i], Label: name(dA.Label[i]), A: name(dA.Dec[i]), B: name(dB.Dec[i]),
-			PTrueA: dA.PTrue[i], PTrueB: dB.PTrue[i], Shift: dB.PTrue[i] - dA.PTrue[i]}
+			PLabelA: dA.PTrue[i], PLabelB: dB.PTrue[i], Shift: dB.PTrue[i] - dA.PTrue[i]}
+		it.PTrueA, it.PTrueB = it.PLabelA, it.PLabelB
 		switch {
 		case !ca && cb:
 			it.Kind = "fixed"
@@ -602,7 +851,7 @@ func flips(q *provider.Question, dA, dB *metrics.Data, maxItems int) Flips {
 		}
 		return 0
 	})
-	if len(f.Items) > maxItems {
+	if maxItems > 0 && len(f.Items) > maxItems {
 		f.Items = f.Items[:maxItems]
 	}
 	return f
@@ -649,17 +898,18 @@ func verdict(qc *QuestionComparison, opt Options) {
 	withinNoise := qc.Noise.Known && qc.Drift.ChangedShare <= qc.Noise.FlipRate+1e-12 && qc.Drift.MeanTV <= qc.Noise.MeanTV+1e-12
 	switch {
 	case qc.PairedLabelled == 0 && qc.Paired == 0:
-		qc.Verdict, qc.Why = NotComparable, "no item answered in both runs"
+		qc.Verdict, qc.Reason = NotComparable, "no item answered in both runs"
+		qc.Why = qc.Reason
 	case (worse || better) && withinNoise:
 		qc.Verdict = WithinNoise
 		qc.Why = fmt.Sprintf("significant, but %.1f%% of decisions changed and the runs' own repeats flip %.1f%% (mean TV %.3g vs %.3g)",
 			100*qc.Drift.ChangedShare, 100*qc.Noise.FlipRate, qc.Drift.MeanTV, qc.Noise.MeanTV)
 	case worse:
 		qc.Verdict = Regressed
-		qc.Why = why(accWorse, m, dBrier, qc.BrierPHolm)
+		qc.Why = why(accWorse, m, dBrier, qc.BrierPHolm, qc.BrierPBelow)
 	case better:
 		qc.Verdict = Improved
-		qc.Why = why(accBetter, m, dBrier, qc.BrierPHolm)
+		qc.Why = why(accBetter, m, dBrier, qc.BrierPHolm, qc.BrierPBelow)
 	case withinNoise:
 		qc.Verdict = WithinNoise
 		qc.Why = fmt.Sprintf("%.1f%% of decisions changed, within the runs' own repeat flip rate %.1f%%", 100*qc.Drift.ChangedShare, 100*qc.Noise.FlipRate)
@@ -668,16 +918,16 @@ func verdict(qc *QuestionComparison, opt Options) {
 		qc.Why = fmt.Sprintf("no labels: drift only (%d of %d decisions changed, mean TV %.3g)", qc.Drift.ChangedDecisions, qc.Paired, qc.Drift.MeanTV)
 	default:
 		qc.Verdict = NoChange
-		qc.Why = fmt.Sprintf("McNemar %d vs %d discordant, p=%.3g (Holm %.3g); Brier delta %+.4f, p=%.3g (Holm)",
-			m.ARightBWrong, m.AWrongBRight, m.P, m.PHolm, dBrier, qc.BrierPHolm)
+		qc.Why = fmt.Sprintf("McNemar %d vs %d discordant, p=%.3g (Holm %.3g); Brier delta %+.4f, p=%s (Holm)",
+			m.ARightBWrong, m.AWrongBRight, m.P, m.PHolm, dBrier, FormatPHolm(qc.BrierPHolm, qc.BrierPBelow))
 	}
 }
 
-func why(acc bool, m McNemar, dBrier, pBrier float64) string {
+func why(acc bool, m McNemar, dBrier, pBrier float64, below bool) string {
 	if acc {
 		return fmt.Sprintf("McNemar: %d right→wrong vs %d wrong→right, exact p=%.3g (Holm %.3g)", m.ARightBWrong, m.AWrongBRight, m.P, m.PHolm)
 	}
-	return fmt.Sprintf("Brier %+.4f, paired bootstrap p=%.3g (Holm)", dBrier, pBrier)
+	return fmt.Sprintf("Brier %+.4f, paired bootstrap p=%s (Holm)", dBrier, FormatPHolm(pBrier, below))
 }
 
 func overall(c *Comparison) {
@@ -698,6 +948,10 @@ func overall(c *Comparison) {
 	switch {
 	case len(c.Regressions) > 0:
 		c.Verdict = Regressed
+	case len(c.Blocking()) > 0:
+		// A question that moved in a way no test can see must not hide
+		// behind "no significant change" (or an improvement elsewhere).
+		c.Verdict = NotComparable
 	case improved > 0:
 		c.Verdict = Improved
 	case compared == 0:

@@ -67,3 +67,16 @@ func BenchmarkMetrics(b *testing.B) {
 	b.ReportMetric(float64(before.HeapInuse)/(1<<20), "input-heap-MB")
 	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/(1<<20), "alloc-MB/op")
 }
+
+// BenchmarkECEFloor100k draws the default 1,000 perfectly calibrated
+// samples of a 100k-item choice question (what every report pays).
+func BenchmarkECEFloor100k(b *testing.B) {
+	q, obs := syntheticChoice(100_000, 20, 1)
+	d := Prepare(q, obs, Options{})
+	b.ResetTimer()
+	for b.Loop() {
+		if m, _ := d.ECEFloor(DefaultNoiseFloorDraws, 1); !(m > 0) {
+			b.Fatalf("floor %v", m)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/jevlab/jevlab/provider"
@@ -24,21 +25,46 @@ func Compute(q *provider.Question, obs []Obs, opt Options) *QuestionReport {
 		}
 	}
 	accounting(r, obs)
+	r.UsagePerRequest = opt.UsagePerRequest
 	d := Prepare(q, first, opt)
 	r.Labelled = d.N
 	r.NClipped = d.Clipped
 
-	ms := d.Metrics()
+	ms := append(d.Metrics(), MMeanConfidence, MOverconfidence)
 	est := Bootstrap(d, ms, opt.Bootstrap, opt.Seed)
+	pos, neg := 0, 0
+	if q.Type == provider.Noul {
+		for _, y := range d.Label {
+			if y == 1 {
+				pos++
+			} else {
+				neg++
+			}
+		}
+	}
+	want := opt.Bootstrap > 0 && d.N > 0
 	get := func(m Metric) Estimate {
 		for j, x := range ms {
-			if x == m {
-				return est[j]
+			if x != m {
+				continue
 			}
+			e := est[j]
+			switch m {
+			case MAccuracy, MWithinOne, MExactNearest, MWithinOneNearest:
+				return proportionInterval(e, count(e.Value, d.N), d.N, want)
+			case MAUROC:
+				return aurocInterval(e, pos, neg, want)
+			}
+			return bootInterval(e)
 		}
 		return Point(math.NaN())
 	}
 	r.Accuracy = get(MAccuracy)
+	if r.Accuracy.Defined() {
+		r.Correct = count(r.Accuracy.Value, d.N)
+	}
+	r.MeanConfidence = get(MMeanConfidence)
+	r.Overconfidence = get(MOverconfidence)
 	r.Brier = get(MBrier)
 	r.LogLoss = get(MLogLoss)
 	r.ECE = get(MECE)
@@ -60,14 +86,7 @@ func Compute(q *provider.Question, obs []Obs, opt Options) *QuestionReport {
 			}
 		}
 	case provider.Noul:
-		nm := &NoulMetrics{AUROC: get(MAUROC), AUPRC: get(MAUPRC)}
-		for _, y := range d.Label {
-			if y == 1 {
-				nm.Positives++
-			} else {
-				nm.Negatives++
-			}
-		}
+		nm := &NoulMetrics{AUROC: get(MAUROC), AUPRC: get(MAUPRC), Positives: pos, Negatives: neg}
 		nm.Reliability, nm.Resolution, nm.Uncertainty = d.murphy()
 		nm.Skill = Point(math.NaN())
 		if nm.Uncertainty > 0 {
@@ -106,6 +125,7 @@ func Compute(q *provider.Question, obs []Obs, opt Options) *QuestionReport {
 		r.Selective.Routing = routing(q, first, *opt.MinConfidence, opt)
 	}
 	r.Noise = noise(q, obs, d, opt)
+	r.Noise.ECEWithinFloor = r.Noise.FloorDraws > 0 && r.ECE.Defined() && r.ECE.Value <= r.Noise.ECEFloorP95+1e-12
 	return r
 }
 
@@ -150,14 +170,33 @@ func classes(q *provider.Question) []string {
 	return nil
 }
 
-func confidenceName(t provider.QuestionType) string {
+// confidenceName names the selective-prediction confidence of a question
+// type under a noul threshold.
+func confidenceName(t provider.QuestionType, threshold float64) string {
 	switch t {
 	case provider.Noul:
-		return "max(p,1-p)"
+		if threshold == DefaultThreshold {
+			return "max(p,1-p)"
+		}
+		return fmt.Sprintf("p of the decision at threshold %g (p if p >= %g, else 1-p)", threshold, threshold)
 	case provider.Choice:
 		return "max prob"
 	}
 	return "provider confidence"
+}
+
+// IntervalRule is the statement of which interval each figure gets.
+const IntervalRule = "bootstrap percentile 95% by default; a proportion (accuracy, exact, within one, routing shares) with fewer than 5 successes or failures gets the Wilson score 95% interval instead; an AUROC with fewer than 5 positives or negatives, or at 0 or 1, Newcombe's score 95% interval (2006, method 5); any other figure whose resamples all agree gets no interval (collapsed) rather than [v, v]"
+
+// decisionConfidenceRule states the confidence of a decision.
+func decisionConfidenceRule(t provider.QuestionType, threshold float64) string {
+	switch t {
+	case provider.Noul:
+		return fmt.Sprintf("probability of the decided outcome: p if p >= %g (decided true), else 1-p", threshold)
+	case provider.Choice:
+		return "probability of the chosen option"
+	}
+	return "probability of the decided (most probable) level"
 }
 
 func conventions(q *provider.Question, opt Options) Conventions {
@@ -179,12 +218,16 @@ func conventions(q *provider.Question, opt Options) Conventions {
 		Bootstrap:       b,
 		Interval:        "percentile 95% (linear interpolation), items resampled with replacement",
 		Seed:            opt.Seed,
-		Confidence:      confidenceName(q.Type),
+		Confidence:      confidenceName(q.Type, opt.Threshold),
 		Percentiles:     "nearest-rank",
 		HeadlineRepeat:  "first repeat per item",
 		TargetAccuracy:  opt.TargetAccuracy,
 		TargetPrecision: opt.TargetPrecision,
 		MinLabels:       opt.MinLabels,
+
+		Intervals:          IntervalRule,
+		DecisionConfidence: decisionConfidenceRule(q.Type, opt.Threshold),
+		NoiseFloorDraws:    max(0, opt.NoiseFloorDraws),
 	}
 }
 

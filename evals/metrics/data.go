@@ -27,7 +27,11 @@ type Data struct {
 	Conf []float64
 	Obs  []float64
 	// Sel is the selective-prediction confidence (see Selective).
-	Sel   []float64
+	Sel []float64
+	// DecConf is the confidence of the decision: the probability the
+	// answer gives its decided outcome (a noul's p when p >= threshold,
+	// else 1−p; the decided option's or level's probability otherwise).
+	DecConf []float64
 	Brier []float64
 	NLL   []float64
 	// PTrue is the probability given to the true outcome.
@@ -83,7 +87,7 @@ type scratch struct {
 
 // sums are the weighted totals of one pass over the items.
 type sums struct {
-	t, correct, brier, nll             float64
+	t, correct, brier, nll, dconf      float64
 	rps, abs, sq, within, exN, withinN float64
 }
 
@@ -135,6 +139,30 @@ func argmax(p []float64) int {
 	return bi
 }
 
+// decisionConfidence is the probability answer a gives its decision dec:
+// for a noul p when dec is true, else 1−p (at threshold 0.5 this is
+// max(p, 1−p); at another threshold it is the confidence in the decision
+// that threshold takes, which may be under ½); otherwise the decided
+// option's or level's probability.
+func decisionConfidence(q *provider.Question, a *provider.Answer, dec int) float64 {
+	if q.Type == provider.Noul {
+		if dec == 1 {
+			return a.P
+		}
+		return 1 - a.P
+	}
+	if dec >= 0 && dec < len(a.Probs) {
+		return a.Probs[dec]
+	}
+	return math.NaN()
+}
+
+// DecisionConfidence is the confidence of answer a's decision under
+// threshold (see Data.DecConf).
+func DecisionConfidence(q *provider.Question, a *provider.Answer, threshold float64) float64 {
+	return decisionConfidence(q, a, decide(q, a, threshold))
+}
+
 // usable reports whether an answer has the shape the question needs.
 func usable(q *provider.Question, a *provider.Answer) bool {
 	if a == nil {
@@ -171,6 +199,7 @@ func Prepare(q *provider.Question, obs []Obs, opt Options) *Data {
 	d.Conf = make([]float64, 0, n)
 	d.Obs = make([]float64, 0, n)
 	d.Sel = make([]float64, 0, n)
+	d.DecConf = make([]float64, 0, n)
 	d.Brier = make([]float64, 0, n)
 	d.NLL = make([]float64, 0, n)
 	d.PTrue = make([]float64, 0, n)
@@ -194,10 +223,11 @@ func Prepare(q *provider.Question, obs []Obs, opt Options) *Data {
 			corr = 1
 		}
 		var conf, ob, sel, brier, pt float64
+		dconf := decisionConfidence(q, a, dec)
 		switch q.Type {
 		case provider.Noul:
 			conf, ob = a.P, float64(y)
-			sel = math.Max(a.P, 1-a.P)
+			sel = dconf
 			brier = (a.P - float64(y)) * (a.P - float64(y))
 			pt = a.P
 			if y == 0 {
@@ -250,6 +280,7 @@ func Prepare(q *provider.Question, obs []Obs, opt Options) *Data {
 		d.Conf = append(d.Conf, conf)
 		d.Obs = append(d.Obs, ob)
 		d.Sel = append(d.Sel, sel)
+		d.DecConf = append(d.DecConf, dconf)
 		d.Brier = append(d.Brier, brier)
 		d.NLL = append(d.NLL, -math.Log(c))
 		d.PTrue = append(d.PTrue, pt)

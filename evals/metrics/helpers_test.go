@@ -25,7 +25,17 @@ type recording struct {
 // loadRecording reads testdata/<set>/<file> and <set>/dataset.jsonl.
 func loadRecording(t testing.TB, set, file string) *recording {
 	t.Helper()
-	dir := testutil.Testdata(t, set)
+	return loadRecordingAt(t, testutil.Testdata(t, set), file)
+}
+
+// loadFixture reads the shipped fixtures/<set>/<file> and its dataset.jsonl.
+func loadFixture(t testing.TB, set, file string) *recording {
+	t.Helper()
+	return loadRecordingAt(t, filepath.Join(testutil.RepoRoot(t), "fixtures", set), file)
+}
+
+func loadRecordingAt(t testing.TB, dir, file string) *recording {
+	t.Helper()
 	rec := &recording{
 		Answers: map[string]map[string]provider.Answer{},
 		Labels:  map[string]map[string]int{},

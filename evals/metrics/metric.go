@@ -30,6 +30,12 @@ const (
 	MQWK
 	MSpearman
 	MRPS
+	// MMeanConfidence is the mean decision confidence (Data.DecConf) and
+	// MOverconfidence it minus accuracy. They are reported beside accuracy
+	// but are not headline metrics of MetricsFor (a change in them is
+	// neither better nor worse by itself).
+	MMeanConfidence
+	MOverconfidence
 	numMetrics
 )
 
@@ -54,6 +60,8 @@ var metricInfo = [numMetrics]struct {
 	MQWK:              {"qwk", false},
 	MSpearman:         {"spearman", false},
 	MRPS:              {"rps", true},
+	MMeanConfidence:   {"mean_confidence", false},
+	MOverconfidence:   {"overconfidence", true},
 }
 
 // String returns the metric's JSON name.
@@ -117,6 +125,10 @@ func (d *Data) fromSums(m Metric, w []float64) float64 {
 		return s.brier / s.t
 	case MLogLoss:
 		return s.nll / s.t
+	case MMeanConfidence:
+		return s.dconf / s.t
+	case MOverconfidence:
+		return (s.dconf - s.correct) / s.t
 	case MECE:
 		var e float64
 		for b := range d.sc.bc {
@@ -182,11 +194,11 @@ func (d *Data) accumulate(w []float64) {
 	// Per item: the proper-score sums, and one count in the cell
 	// (conf group, obs, correct); for a choice with few options also one in
 	// the cell (label, decision). Everything else derives from the cells.
-	var brier, nll float64
+	var brier, nll, dc float64
 	cell := sc.cell
 	clear(cell)
 	gcell := d.gcell[:len(w)]
-	brs, nls := d.Brier[:len(w)], d.NLL[:len(w)]
+	brs, nls, dcs := d.Brier[:len(w)], d.NLL[:len(w)], d.DecConf[:len(w)]
 	useYD := d.Type == provider.Choice && d.ydcell != nil
 	if useYD {
 		yd := sc.mat
@@ -195,6 +207,7 @@ func (d *Data) accumulate(w []float64) {
 		for i, wi := range w {
 			brier += wi * brs[i]
 			nll += wi * nls[i]
+			dc += wi * dcs[i]
 			cell[gcell[i]] += wi
 			yd[ydc[i]] += wi
 		}
@@ -211,6 +224,7 @@ func (d *Data) accumulate(w []float64) {
 		for i, wi := range w {
 			brier += wi * brs[i]
 			nll += wi * nls[i]
+			dc += wi * dcs[i]
 			cell[gcell[i]] += wi
 		}
 		if d.Type == provider.Choice {
@@ -233,7 +247,7 @@ func (d *Data) accumulate(w []float64) {
 		cgC[g] = c[1] + c[3]
 		t += cgW[g]
 	}
-	s.t, s.brier, s.nll = t, brier, nll
+	s.t, s.brier, s.nll, s.dconf = t, brier, nll, dc
 	switch d.Type {
 	case provider.Score:
 		clear(sc.mat)
@@ -550,4 +564,34 @@ func (d *Data) spearman(w []float64) float64 {
 		return math.NaN()
 	}
 	return (sxy - sx*sy/t) / math.Sqrt(vx*vy)
+}
+
+// MacroF1Union returns the macro-F1 of a and b over one class set: every
+// class that either of them uses as a label or a decision. Two runs
+// compared item by item must average over the same classes, or one answer
+// moving into a class no label uses adds a zero to one side only. It reads
+// the sums of the last EvalAll (or Eval) of each, which must have been
+// made under the same weights; NaN when neither uses any class.
+func MacroF1Union(a, b *Data) (fa, fb float64) {
+	if a.K != b.K {
+		return math.NaN(), math.NaN()
+	}
+	n := 0
+	for k := range a.sc.tp {
+		ua, ub := a.sc.pred[k]+a.sc.sup[k], b.sc.pred[k]+b.sc.sup[k]
+		if ua+ub == 0 {
+			continue
+		}
+		n++
+		if ua > 0 {
+			fa += 2 * a.sc.tp[k] / ua
+		}
+		if ub > 0 {
+			fb += 2 * b.sc.tp[k] / ub
+		}
+	}
+	if n == 0 {
+		return math.NaN(), math.NaN()
+	}
+	return fa / float64(n), fb / float64(n)
 }

@@ -47,6 +47,9 @@ func (r *Routing) String() string {
 		acc = fmt.Sprintf("%.3f", r.KeptAccuracy.Value)
 		if r.KeptAccuracy.HasInterval() {
 			acc += fmt.Sprintf(" [%.3f, %.3f]", r.KeptAccuracy.Lo, r.KeptAccuracy.Hi)
+			if r.KeptAccuracy.Method == IntervalWilson {
+				acc += " Wilson"
+			}
 		}
 	}
 	return fmt.Sprintf("%s%.1f%% routed to uncertain (%d/%d) · accuracy of the rest %s (%d/%d)",
@@ -62,12 +65,13 @@ func formatCut(v float64) string {
 }
 
 // selConfidence is the selective-prediction confidence of a usable answer,
-// as Prepare computes it: max(p, 1−p) for a noul, the provider's confidence
-// for a score that has one, otherwise the top probability.
-func selConfidence(q *provider.Question, a *provider.Answer) float64 {
+// as Prepare computes it: the probability of the decided outcome for a
+// noul (max(p, 1−p) at threshold 0.5), the provider's confidence for a
+// score that has one, otherwise the top probability.
+func selConfidence(q *provider.Question, a *provider.Answer, threshold float64) float64 {
 	switch q.Type {
 	case provider.Noul:
-		return math.Max(a.P, 1-a.P)
+		return decisionConfidence(q, a, decide(q, a, threshold))
 	case provider.Score:
 		if a.HasConfidence {
 			return a.Confidence
@@ -79,7 +83,7 @@ func selConfidence(q *provider.Question, a *provider.Answer) float64 {
 // routing computes Routing over first (one observation per item) for the
 // minimum confidence cut, with opt's threshold, bootstrap and seed.
 func routing(q *provider.Question, first []Obs, cut float64, opt Options) *Routing {
-	r := &Routing{MinConfidence: cut, Confidence: confidenceName(q.Type)}
+	r := &Routing{MinConfidence: cut, Confidence: confidenceName(q.Type, opt.Threshold)}
 	k := q.Size()
 	// Each answered item falls in one cell; a resample's figures are sums
 	// of its cell counts, so a resample needs no per-item weights.
@@ -92,7 +96,7 @@ func routing(q *provider.Question, first []Obs, cut float64, opt Options) *Routi
 		r.Answered++
 		c := cellUnlabelled
 		switch {
-		case selConfidence(q, o.Answer) < cut:
+		case selConfidence(q, o.Answer, opt.Threshold) < cut:
 			c = cellRouted
 			r.Routed++
 		case o.HasLabel && o.Label >= 0 && o.Label < k:
@@ -127,8 +131,10 @@ func routing(q *provider.Question, first []Obs, cut float64, opt Options) *Routi
 		}
 	}
 	r.RoutedShare.Lo, r.RoutedShare.Hi = Interval(ds)
+	r.RoutedShare = proportionInterval(r.RoutedShare, r.Routed, r.Answered, true)
 	if r.KeptAccuracy.Defined() {
 		r.KeptAccuracy.Lo, r.KeptAccuracy.Hi = Interval(da)
+		r.KeptAccuracy = proportionInterval(r.KeptAccuracy, r.KeptCorrect, r.KeptLabelled, true)
 	}
 	return r
 }

@@ -14,7 +14,14 @@
 //     of an edge counts as on it. Equal-mass bins never split tied
 //     confidences across an edge, so they may be fewer than asked.
 //   - Bootstrap intervals are percentile intervals (linear interpolation)
-//     over B resamples of the items, B = 1000 and seed 0 by default.
+//     over B resamples of the items, B = 1000 and seed 0 by default. A
+//     proportion with fewer than MinTailCount successes or failures gets
+//     the Wilson interval instead, an AUROC with a class under MinTailCount
+//     (or at 0 or 1) Newcombe's score interval, and any other figure whose
+//     resamples all agree no interval; Estimate.Method says which.
+//   - A decision's confidence is the probability the answer gives the
+//     decided outcome: a noul's p when p >= threshold, else 1−p (max(p,1−p)
+//     at 0.5); a choice's top probability; a score's top level probability.
 package metrics
 
 import (
@@ -74,8 +81,13 @@ type Options struct {
 	// fitted. 0 means 100.
 	MinLabels int
 	// NoiseFloorDraws is the number of perfectly calibrated resamples drawn
-	// for the ECE noise floor. 0 means 200; negative switches it off.
+	// for the ECE noise floor. 0 means 1000; negative switches it off.
 	NoiseFloorDraws int
+	// UsagePerRequest says the provider reports token usage and cost per
+	// request (every question of an item at once), so they cannot be
+	// attributed to one question: the report's Tokens and CostUSD are then
+	// unknown (JSON null) and UsagePerRequest is set on it.
+	UsagePerRequest bool
 	// Model names the model in the cut-point artifact.
 	Model string
 	// MinConfidence, when set, is the question's caller-side minimum
@@ -95,7 +107,7 @@ const (
 	DefaultTargetAccuracy  = 0.95
 	DefaultTargetPrecision = 0.9
 	DefaultMinLabels       = 100
-	DefaultNoiseFloorDraws = 200
+	DefaultNoiseFloorDraws = 1000
 )
 
 // WithDefaults returns o with every zero field set to its default.
@@ -130,13 +142,19 @@ func (o Options) WithDefaults() Options {
 	return o
 }
 
-// Estimate is a point value with its bootstrap 95% interval. Value is NaN
-// when the metric is undefined (e.g. AUROC with one class); Lo and Hi are
-// NaN when no interval was computed. JSON writes NaN as null.
+// Estimate is a point value with its 95% interval. Value is NaN when the
+// metric is undefined (e.g. AUROC with one class); Lo and Hi are NaN when
+// no interval was computed. Method says which interval it is (one of the
+// Interval* constants; "" when none was asked for). JSON writes NaN as null
+// and Method as "interval".
 type Estimate struct {
 	Value float64
 	Lo    float64
 	Hi    float64
+	// Method names the interval: IntervalBootstrap, IntervalWilson,
+	// IntervalNewcombe, or IntervalCollapsed (the bootstrap gave one value
+	// and no interval is reported).
+	Method string
 }
 
 // Point returns an Estimate without an interval.
@@ -149,9 +167,10 @@ func (e Estimate) Defined() bool { return !math.IsNaN(e.Value) }
 func (e Estimate) HasInterval() bool { return !math.IsNaN(e.Lo) && !math.IsNaN(e.Hi) }
 
 type estimateJSON struct {
-	Value *float64 `json:"value"`
-	Lo    *float64 `json:"lo,omitempty"`
-	Hi    *float64 `json:"hi,omitempty"`
+	Value    *float64 `json:"value"`
+	Lo       *float64 `json:"lo,omitempty"`
+	Hi       *float64 `json:"hi,omitempty"`
+	Interval string   `json:"interval,omitempty"`
 }
 
 func fptr(v float64) *float64 {
@@ -168,10 +187,10 @@ func fval(p *float64) float64 {
 	return *p
 }
 
-// MarshalJSON writes {"value","lo","hi"} with null for an undefined value
-// and the interval left out when none was computed.
+// MarshalJSON writes {"value","lo","hi","interval"} with null for an
+// undefined value and the interval left out when none was computed.
 func (e Estimate) MarshalJSON() ([]byte, error) {
-	return json.Marshal(estimateJSON{fptr(e.Value), fptr(e.Lo), fptr(e.Hi)})
+	return json.Marshal(estimateJSON{fptr(e.Value), fptr(e.Lo), fptr(e.Hi), e.Method})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
@@ -180,7 +199,7 @@ func (e *Estimate) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	*e = Estimate{fval(v.Value), fval(v.Lo), fval(v.Hi)}
+	*e = Estimate{Value: fval(v.Value), Lo: fval(v.Lo), Hi: fval(v.Hi), Method: v.Interval}
 	return nil
 }
 
@@ -201,6 +220,14 @@ type Conventions struct {
 	TargetAccuracy  float64 `json:"target_accuracy"`
 	TargetPrecision float64 `json:"target_precision"`
 	MinLabels       int     `json:"min_labels"`
+	// Intervals states which interval each figure gets (see Estimate.Method).
+	Intervals string `json:"intervals"`
+	// DecisionConfidence states the confidence of a decision (mean
+	// confidence, the overconfidence gap and, for nouls, selective
+	// prediction).
+	DecisionConfidence string `json:"decision_confidence"`
+	// NoiseFloorDraws is the number of draws behind the ECE noise floor.
+	NoiseFloorDraws int `json:"noise_floor_draws"`
 }
 
 // QuestionReport holds every metric of one question over one run.
@@ -215,7 +242,18 @@ type QuestionReport struct {
 	Errors   map[string]int `json:"errors,omitempty"`
 
 	Accuracy Estimate `json:"accuracy"`
-	Brier    Estimate `json:"brier"`
+	// Correct counts the labelled answers whose decision was right
+	// (Accuracy = Correct/Labelled).
+	Correct int `json:"correct"`
+	// MeanConfidence is the mean confidence of the decisions (the
+	// probability each answer gives its decided outcome, see
+	// Conventions.DecisionConfidence) over the labelled answers, and
+	// Overconfidence is MeanConfidence − Accuracy (positive: the model
+	// claims more than it delivers), both with intervals from the same
+	// resamples.
+	MeanConfidence Estimate `json:"mean_confidence"`
+	Overconfidence Estimate `json:"overconfidence"`
+	Brier          Estimate `json:"brier"`
 	LogLoss  Estimate `json:"log_loss"`
 	NClipped int      `json:"log_loss_clipped"`
 	ECE      Estimate `json:"ece"`      // equal-width bins
@@ -235,9 +273,12 @@ type QuestionReport struct {
 
 	Selective Selective `json:"selective"`
 	Latency   Latency   `json:"latency"`
-	Tokens    Tokens    `json:"tokens"`
-	CostUSD   float64   `json:"cost_usd"`
-	Noise     Noise     `json:"noise"`
+	// Tokens and CostUSD are summed over the observations; with
+	// UsagePerRequest they are unknown per question and JSON writes null.
+	Tokens          Tokens  `json:"tokens"`
+	CostUSD         float64 `json:"cost_usd"`
+	UsagePerRequest bool    `json:"usage_per_request"`
+	Noise           Noise   `json:"noise"`
 
 	Conventions Conventions `json:"conventions"`
 }
@@ -357,15 +398,22 @@ type Cutpoint struct {
 	HoldoutN        int     `json:"holdout_n"`
 	HoldoutAccuracy float64 `json:"holdout_accuracy"`
 	HoldoutCoverage float64 `json:"holdout_coverage"`
-	// HoldoutAccuracyLo is the exact (Clopper–Pearson) two-sided 95% lower
-	// bound of the held-out selective accuracy.
-	HoldoutAccuracyLo float64 `json:"holdout_accuracy_lo"`
-	Reached           bool    `json:"reached"` // holdout accuracy >= target
-	Seed              uint64  `json:"seed"`
+	// HoldoutAccuracyLo is the exact (Clopper–Pearson) lower bound of the
+	// held-out selective accuracy: the lower limit of the two-sided 95%
+	// interval, which is a one-sided bound at HoldoutAccuracyLoConfidence
+	// (0.975).
+	HoldoutAccuracyLo           float64 `json:"holdout_accuracy_lo"`
+	HoldoutAccuracyLoConfidence float64 `json:"holdout_accuracy_lo_confidence"`
+	// Reached is true when the held-out lower bound reaches the target:
+	// with 97.5% confidence the cut-point delivers the target accuracy on
+	// new items. An unreached cut-point must not be loaded.
+	Reached bool   `json:"reached"`
+	Seed    uint64 `json:"seed"`
 }
 
 // Latency summarises provider round trips (nearest-rank percentiles over
-// observations with a positive latency).
+// observations with a positive latency). With N = 0 (offline, every answer
+// cached) there is no latency: JSON writes null, never 0.
 type Latency struct {
 	N    int     `json:"n"`
 	P50  float64 `json:"p50_ms"`
@@ -393,4 +441,58 @@ type Noise struct {
 	ECEFloorMean float64 `json:"ece_floor_mean"`
 	ECEFloorP95  float64 `json:"ece_floor_p95"`
 	FloorDraws   int     `json:"ece_floor_draws"`
+	// ECEWithinFloor is true when the equal-width ECE is at most the
+	// floor's p95: the measured miscalibration is indistinguishable from
+	// the sampling noise of a perfectly calibrated model at this n.
+	ECEWithinFloor bool `json:"ece_within_floor"`
+}
+
+type latencyJSON struct {
+	N    int      `json:"n"`
+	P50  *float64 `json:"p50_ms"`
+	P95  *float64 `json:"p95_ms"`
+	P99  *float64 `json:"p99_ms"`
+	Mean *float64 `json:"mean_ms"`
+	Max  *float64 `json:"max_ms"`
+}
+
+// MarshalJSON writes the percentiles as null when there were no round
+// trips (N = 0).
+func (l Latency) MarshalJSON() ([]byte, error) {
+	v := latencyJSON{N: l.N}
+	if l.N > 0 {
+		v.P50, v.P95, v.P99, v.Mean, v.Max = &l.P50, &l.P95, &l.P99, &l.Mean, &l.Max
+	}
+	return json.Marshal(v)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes (null as 0).
+func (l *Latency) UnmarshalJSON(b []byte) error {
+	var v latencyJSON
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	g := func(p *float64) float64 {
+		if p == nil {
+			return 0
+		}
+		return *p
+	}
+	*l = Latency{N: v.N, P50: g(v.P50), P95: g(v.P95), P99: g(v.P99), Mean: g(v.Mean), Max: g(v.Max)}
+	return nil
+}
+
+// MarshalJSON writes the report with tokens and cost null when usage is
+// reported per request only (UsagePerRequest).
+func (r QuestionReport) MarshalJSON() ([]byte, error) {
+	type plain QuestionReport
+	v := struct {
+		plain
+		Tokens  *Tokens  `json:"tokens"`
+		CostUSD *float64 `json:"cost_usd"`
+	}{plain: plain(r)}
+	if !r.UsagePerRequest {
+		v.Tokens, v.CostUSD = &r.Tokens, &r.CostUSD
+	}
+	return json.Marshal(v)
 }
