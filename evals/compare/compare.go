@@ -183,9 +183,9 @@ type Delta struct {
 	// (= 1/B): it never reads 0.
 	P             float64 `json:"p"`
 	PBelow        bool    `json:"p_below,omitempty"`
-	LowerIsBetter bool             `json:"lower_is_better"`
-	Significant   bool             `json:"significant"`
-	Better        bool             `json:"better"`
+	LowerIsBetter bool    `json:"lower_is_better"`
+	Significant   bool    `json:"significant"`
+	Better        bool    `json:"better"`
 }
 
 // McNemar is the exact McNemar test on correctness: B01 = items A got right

@@ -32,8 +32,8 @@ type Data struct {
 	// answer gives its decided outcome (a noul's p when p >= threshold,
 	// else 1−p; the decided option's or level's probability otherwise).
 	DecConf []float64
-	Brier []float64
-	NLL   []float64
+	Brier   []float64
+	NLL     []float64
 	// PTrue is the probability given to the true outcome.
 	PTrue   []float64
 	Clipped int

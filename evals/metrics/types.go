@@ -254,12 +254,12 @@ type QuestionReport struct {
 	MeanConfidence Estimate `json:"mean_confidence"`
 	Overconfidence Estimate `json:"overconfidence"`
 	Brier          Estimate `json:"brier"`
-	LogLoss  Estimate `json:"log_loss"`
-	NClipped int      `json:"log_loss_clipped"`
-	ECE      Estimate `json:"ece"`      // equal-width bins
-	ECEMass  Estimate `json:"ece_mass"` // equal-mass bins
-	MCE      Estimate `json:"mce"`      // equal-width, bins with >= MinBinCount items
-	MCEMass  Estimate `json:"mce_mass"` // equal-mass, same rule
+	LogLoss        Estimate `json:"log_loss"`
+	NClipped       int      `json:"log_loss_clipped"`
+	ECE            Estimate `json:"ece"`      // equal-width bins
+	ECEMass        Estimate `json:"ece_mass"` // equal-mass bins
+	MCE            Estimate `json:"mce"`      // equal-width, bins with >= MinBinCount items
+	MCEMass        Estimate `json:"mce_mass"` // equal-mass, same rule
 	// EffectiveBins and EffectiveBinsMass count the non-empty bins.
 	EffectiveBins     int `json:"effective_bins"`
 	EffectiveBinsMass int `json:"effective_bins_mass"`
