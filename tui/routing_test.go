@@ -29,7 +29,7 @@ func TestEvalScreenRouting(t *testing.T) {
 	}
 	ev := m.screens[screenEval].(*evalModel)
 	ev.ra = ra
-	const line = " min_confidence 0.90: 10.0% routed to uncertain (1/10) · accuracy of the rest 1.000 [1.000, 1.000] (9/9)"
+	const line = " min_confidence 0.90: 10.0% routed to uncertain (1/10) · accuracy of the rest 1.000 [0.701, 1.000] Wilson (9/9)"
 	for i, r := range ra.reports {
 		ev.qi = i
 		ev.draw()

@@ -47,7 +47,7 @@ func TestEvalShowMinConfidenceRouting(t *testing.T) {
 	db := filepath.Join(dir, "runs.db")
 	set := filepath.Join(dir, "questions.yaml")
 	md := filepath.Join(dir, "report.md")
-	const line = "queue min_confidence 0.90: 10.0% routed to uncertain (1/10) · accuracy of the rest 1.000 [1.000, 1.000] (9/9)\n"
+	const line = "queue min_confidence 0.90: 10.0% routed to uncertain (1/10) · accuracy of the rest 1.000 [0.701, 1.000] Wilson (9/9)\n"
 
 	code, out, errOut := runJevlab(t, "eval", "--offline", "--db", db, "--markdown", md, set)
 	if code != 0 {

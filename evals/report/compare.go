@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/jevlab/jevlab/evals/compare"
@@ -26,7 +28,7 @@ func delta(d compare.Delta) string {
 		return "—"
 	}
 	if d.Delta.HasInterval() {
-		s += fmt.Sprintf(" [%+.4g, %+.4g]", d.Delta.Lo, d.Delta.Hi)
+		s += fmt.Sprintf(" [%+.4g, %+.4g] p=%s", d.Delta.Lo, d.Delta.Hi, compare.FormatP(d.P, d.PBelow))
 	}
 	if d.Significant {
 		if d.Better {
@@ -38,22 +40,89 @@ func delta(d compare.Delta) string {
 	return s
 }
 
-// WriteCompareText writes a comparison for a terminal.
+// CompareOptions tune how a comparison is written.
+type CompareOptions struct {
+	// Flips is how many flipped items per question the text and Markdown
+	// list before saying how to see them all (--json holds every one).
+	// 0 means compare.DefaultShownFlips; negative lists all.
+	Flips int
+}
+
+func (o CompareOptions) flips() int {
+	switch {
+	case o.Flips == 0:
+		return compare.DefaultShownFlips
+	case o.Flips < 0:
+		return math.MaxInt
+	}
+	return o.Flips
+}
+
+// VerdictLine is the one-line verdict every output leads with: the verdict,
+// the regressed questions, and every question that could not be compared
+// with why — "NOT COMPARABLE (queue — option other of A is not in B)".
+func VerdictLine(c *compare.Comparison) string {
+	s := strings.ToUpper(c.Verdict)
+	var parts []string
+	if len(c.Regressions) > 0 {
+		parts = append(parts, strings.Join(c.Regressions, ", "))
+	}
+	var nc, allowed []string
+	for _, n := range c.NotComparable {
+		if n.Allowed {
+			allowed = append(allowed, n.String())
+		} else {
+			nc = append(nc, n.String())
+		}
+	}
+	if len(nc) > 0 {
+		if c.Verdict == compare.NotComparable {
+			parts = append(parts, strings.Join(nc, "; "))
+		} else {
+			parts = append(parts, "not comparable: "+strings.Join(nc, "; "))
+		}
+	}
+	if len(allowed) > 0 {
+		parts = append(parts, "changed on purpose (allowed): "+strings.Join(allowed, "; "))
+	}
+	if len(parts) > 0 {
+		s += " (" + strings.Join(parts, " · ") + ")"
+	}
+	return s
+}
+
+// seeAll says how to list every flip of a comparison.
+func seeAll(c *compare.Comparison) string {
+	return fmt.Sprintf("jevlab compare %s %s --json (or --flips -1)", c.A.ID, c.B.ID)
+}
+
+// WriteCompareText writes a comparison for a terminal, listing the first
+// compare.DefaultShownFlips flips per question.
 func WriteCompareText(w io.Writer, c *compare.Comparison) error {
+	return WriteCompareTextWith(w, c, CompareOptions{})
+}
+
+// WriteCompareTextWith writes a comparison for a terminal.
+func WriteCompareTextWith(w io.Writer, c *compare.Comparison, o CompareOptions) error {
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "A  %s\nB  %s\n", side(c.A), side(c.B))
-	fmt.Fprintf(b, "verdict: %s", strings.ToUpper(c.Verdict))
-	if len(c.Regressions) > 0 {
-		fmt.Fprintf(b, " (%s)", strings.Join(c.Regressions, ", "))
-	}
+	fmt.Fprintf(b, "verdict: %s", VerdictLine(c))
 	fmt.Fprintf(b, "\nseed %d · B=%d paired resamples · alpha %.3g (Holm across questions)\n", c.Seed, c.Bootstrap, c.Alpha)
 	for _, q := range c.Questions {
 		fmt.Fprintf(b, "\nquestion %s (%s): %s", q.ID, q.Type, strings.ToUpper(q.Verdict))
 		if q.Reason != "" {
-			fmt.Fprintf(b, " — %s\n", q.Reason)
+			fmt.Fprintf(b, " — %s", q.Reason)
+			if q.Allowed {
+				b.WriteString(" (accepted as changed on purpose)")
+			}
+			b.WriteString("\n")
 			continue
 		}
-		fmt.Fprintf(b, " — %s\n", q.Why)
+		if len(q.Mapped) > 0 {
+			fmt.Fprintf(b, " — %s (mapped %s)\n", q.Why, mapped(q.Mapped))
+		} else {
+			fmt.Fprintf(b, " — %s\n", q.Why)
+		}
 		fmt.Fprintf(b, "  paired %d items (%d labelled) · only in A %d · only in B %d\n", q.Paired, q.PairedLabelled, q.OnlyA, q.OnlyB)
 		if q.LabelMismatch > 0 {
 			fmt.Fprintf(b, "  %d items are labelled differently in the two runs (A's labels used)\n", q.LabelMismatch)
@@ -65,12 +134,13 @@ func WriteCompareText(w io.Writer, c *compare.Comparison) error {
 		if q.PairedLabelled > 0 {
 			fmt.Fprintf(b, "  McNemar exact: %d right→wrong, %d wrong→right, p=%.3g (Holm %.3g)\n", m.ARightBWrong, m.AWrongBRight, m.P, m.PHolm)
 			fmt.Fprintf(b, "  flips: %d fixed · %d broken · %d changed but still wrong\n", q.Flips.Fixed, q.Flips.Broken, q.Flips.Changed)
+			limit := o.flips()
 			for i, f := range q.Flips.Items {
-				if i == 10 {
-					fmt.Fprintf(b, "    … %d more in --json\n", len(q.Flips.Items)-10)
+				if i == limit {
+					fmt.Fprintf(b, "    … %d more (%d flips in all): see every one with %s\n", len(q.Flips.Items)-limit, len(q.Flips.Items), seeAll(c))
 					break
 				}
-				fmt.Fprintf(b, "    %-7s %-16s label %-12s %s → %s  p(true) %.2f → %.2f\n", f.Kind, f.ItemID, short(f.Label, 12), short(f.A, 14), short(f.B, 14), f.PTrueA, f.PTrueB)
+				fmt.Fprintf(b, "    %-7s %-16s label %-12s %s → %s  p(label) %.2f → %.2f\n", f.Kind, f.ItemID, short(f.Label, 12), short(f.A, 14), short(f.B, 14), f.PLabelA, f.PLabelB)
 			}
 		}
 		dr := q.Drift
@@ -85,12 +155,28 @@ func WriteCompareText(w io.Writer, c *compare.Comparison) error {
 	return err
 }
 
-// WriteCompareMarkdown writes a comparison as a PR comment.
+// WriteCompareMarkdown writes a comparison as a PR comment, listing the
+// first compare.DefaultShownFlips flips per question.
 func WriteCompareMarkdown(w io.Writer, c *compare.Comparison) error {
+	return WriteCompareMarkdownWith(w, c, CompareOptions{})
+}
+
+// WriteCompareMarkdownWith writes a comparison as a PR comment.
+func WriteCompareMarkdownWith(w io.Writer, c *compare.Comparison, o CompareOptions) error {
 	b := &strings.Builder{}
 	icon := map[string]string{compare.Regressed: "❌", compare.Improved: "✅", compare.NoChange: "➖", compare.WithinNoise: "〰️", compare.NotComparable: "⚠️"}
 	fmt.Fprintf(b, "### jevlab compare: %s %s\n\nA: `%s` · B: `%s` · seed %d · B=%d · alpha %.3g (Holm)\n\n",
 		icon[c.Verdict], c.Verdict, mdEsc(side(c.A)), mdEsc(side(c.B)), c.Seed, c.Bootstrap, c.Alpha)
+	for _, n := range c.NotComparable {
+		if n.Allowed {
+			fmt.Fprintf(b, "- changed on purpose (allowed): `%s` — %s\n", mdEsc(n.Question), mdEsc(n.Reason))
+		} else {
+			fmt.Fprintf(b, "- ⚠️ **not comparable: `%s` — %s**\n", mdEsc(n.Question), mdEsc(n.Reason))
+		}
+	}
+	if len(c.NotComparable) > 0 {
+		b.WriteString("\n")
+	}
 	b.WriteString("| question | verdict | paired | Δ accuracy | Δ Brier | McNemar p (Holm) | fixed / broken | drift (changed, TV) |\n|---|---|---:|---|---|---|---|---|\n")
 	for _, q := range c.Questions {
 		if q.Reason != "" {
@@ -113,14 +199,35 @@ func WriteCompareMarkdown(w io.Writer, c *compare.Comparison) error {
 		if len(q.Flips.Items) == 0 {
 			continue
 		}
-		fmt.Fprintf(b, "\n<details><summary><code>%s</code>: %d broken, %d fixed, %d changed</summary>\n\n| item | kind | label | A | B | p(true) A → B |\n|---|---|---|---|---|---|\n",
+		fmt.Fprintf(b, "\n<details><summary><code>%s</code>: %d broken, %d fixed, %d changed</summary>\n\n| item | kind | label | A | B | p(label) A → B |\n|---|---|---|---|---|---|\n",
 			mdEsc(q.ID), q.Flips.Broken, q.Flips.Fixed, q.Flips.Changed)
-		for _, f := range q.Flips.Items {
-			fmt.Fprintf(b, "| `%s` | %s | %s | %s | %s | %.2f → %.2f |\n", mdEsc(f.ItemID), f.Kind, mdEsc(f.Label), mdEsc(f.A), mdEsc(f.B), f.PTrueA, f.PTrueB)
+		limit := o.flips()
+		for i, f := range q.Flips.Items {
+			if i == limit {
+				break
+			}
+			fmt.Fprintf(b, "| `%s` | %s | %s | %s | %s | %.2f → %.2f |\n", mdEsc(f.ItemID), f.Kind, mdEsc(f.Label), mdEsc(f.A), mdEsc(f.B), f.PLabelA, f.PLabelB)
+		}
+		if len(q.Flips.Items) > limit {
+			fmt.Fprintf(b, "\n… %d more (%d flips in all): `%s`\n", len(q.Flips.Items)-limit, len(q.Flips.Items), mdEsc(seeAll(c)))
 		}
 		b.WriteString("\n</details>\n")
 	}
 	fmt.Fprintf(b, "\n<sub>%s</sub>\n", mdEsc(c.Conventions))
 	_, err := io.WriteString(w, termsafe.Text(b.String())) // names and messages from files and servers: escaped
 	return err
+}
+
+// mapped writes renames as "other→general, x→y" in a stable order.
+func mapped(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "→" + m[k]
+	}
+	return strings.Join(parts, ", ")
 }

@@ -53,7 +53,7 @@ func TestRoutingFromSet(t *testing.T) {
 			t.Errorf("%s: %+v, want routed %d/%d, kept %d/%d on %s", tc.id, *rt, tc.routed, tc.answered, tc.correct, tc.labelled, tc.conf)
 		}
 	}
-	queueLine := "min_confidence 0.90: 10.0% routed to uncertain (1/10) · accuracy of the rest 1.000 [1.000, 1.000] (9/9)"
+	queueLine := "min_confidence 0.90: 10.0% routed to uncertain (1/10) · accuracy of the rest 1.000 [0.701, 1.000] Wilson (9/9)"
 	if got := byID["queue"].Selective.Routing.String(); got != queueLine {
 		t.Errorf("queue line\n got %q\nwant %q", got, queueLine)
 	}
