@@ -9,7 +9,7 @@ PKGS      := ./...
 # The race detector is on in tests; CGO is required by go-sqlite3.
 export CGO_ENABLED := 1
 
-.PHONY: all build run test test-go tui-smoke bench lint fmt clean man
+.PHONY: all build run test test-go tui-smoke bench bench-scale lint fmt clean man
 
 all: build
 
@@ -41,6 +41,13 @@ tui-smoke: build
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m $(PKGS)
+
+# The commands measured as processes, end to end (issue: a million-item
+# run on a laptop): eval against a separate `jevlab serve --synthetic`,
+# then show and compare, at each size in SCALE (add 1000000 for the long run).
+SCALE ?= 10000,100000
+bench-scale: build
+	JEVLAB_SCALE=$(SCALE) JEVLAB_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench '^BenchmarkScale$$' -benchtime 1x -timeout 3h ./cmd/jevlab
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
