@@ -61,6 +61,80 @@ type Answer struct {
 	Provenance Provenance `json:"provenance"`
 }
 
+// answerJSON is Answer's JSON shape. Pointers keep zero values: a noul
+// with P = 0, a score of 0 or a confidence of 0 are answers, not absences,
+// so each field is written exactly when the answer's type has it.
+type answerJSON struct {
+	ID         string          `json:"id"`
+	Type       QuestionType    `json:"type"`
+	P          *float64        `json:"p,omitempty"`
+	Choice     *string         `json:"choice,omitempty"`
+	Score      *float64        `json:"score,omitempty"`
+	Confidence *float64        `json:"confidence,omitempty"`
+	Probs      []float64       `json:"probabilities,omitempty"`
+	Raw        json.RawMessage `json:"raw,omitempty"`
+	Provenance Provenance      `json:"provenance"`
+}
+
+// MarshalJSON writes the fields of the answer's type, zero values
+// included: "p" for a noul; "choice", "confidence" (when the provider sent
+// one) and "probabilities" for a choice; "score", "confidence" and
+// "probabilities" for a score.
+func (a Answer) MarshalJSON() ([]byte, error) {
+	w := answerJSON{ID: a.ID, Type: a.Type, Raw: a.Raw, Provenance: a.Provenance}
+	switch a.Type {
+	case Noul:
+		w.P = &a.P
+	case Choice:
+		w.Choice = &a.Choice
+		w.Probs = a.Probs
+	case Score:
+		w.Score = &a.Score
+		w.Probs = a.Probs
+	default:
+		if a.P != 0 {
+			w.P = &a.P
+		}
+		if a.Choice != "" {
+			w.Choice = &a.Choice
+		}
+		if a.Score != 0 {
+			w.Score = &a.Score
+		}
+		w.Probs = a.Probs
+	}
+	if a.HasConfidence || (a.Type != Noul && a.Confidence != 0) {
+		w.Confidence = &a.Confidence
+	}
+	if len(w.Raw) > 0 && !json.Valid(w.Raw) {
+		w.Raw = nil // never let a broken raw body make the whole output fail
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes; HasConfidence is set when
+// "confidence" is present.
+func (a *Answer) UnmarshalJSON(data []byte) error {
+	var w answerJSON
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	*a = Answer{ID: w.ID, Type: w.Type, Probs: w.Probs, Raw: w.Raw, Provenance: w.Provenance}
+	if w.P != nil {
+		a.P = *w.P
+	}
+	if w.Choice != nil {
+		a.Choice = *w.Choice
+	}
+	if w.Score != nil {
+		a.Score = *w.Score
+	}
+	if w.Confidence != nil {
+		a.Confidence, a.HasConfidence = *w.Confidence, true
+	}
+	return nil
+}
+
 // Decision returns the index of the most probable outcome: the option or
 // level with the highest probability (first on ties), and for a noul 1 when
 // P >= threshold else 0. It needs no question, so for a choice it cannot
@@ -132,17 +206,29 @@ type Exchange struct {
 	Uncertain  []string        `json:"uncertain,omitempty"`
 }
 
+// MaxClockSkew is how far in the future a recorded_at may lie and still be
+// believed: a recording from a machine whose clock runs a little ahead.
+const MaxClockSkew = time.Hour
+
 // ParseRecordedAt reads an exchange's recorded_at: RFC 3339 (fractional
-// seconds allowed); "" or anything else is unknown, the zero time. Every
-// reader that ranks recorded answers by age (the answer cache over fixture
-// files, the database's answer index) reads it this way, so they agree on
-// which answer is newest.
-func ParseRecordedAt(s string) time.Time {
+// seconds allowed); "" or anything else is unknown, the zero time. A time
+// more than MaxClockSkew in the future is also unknown: nothing can have
+// been recorded then, and believing it would let that answer outrank every
+// real recording forever (the newest answer wins). Every reader that ranks
+// recorded answers by age (the answer cache over fixture files, the
+// database's answer index) reads it this way, so they agree on which answer
+// is newest.
+func ParseRecordedAt(s string) time.Time { return parseRecordedAt(s, time.Now()) }
+
+func parseRecordedAt(s string, now time.Time) time.Time {
 	if s == "" {
 		return time.Time{}
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
+		return time.Time{}
+	}
+	if t.After(now.Add(MaxClockSkew)) {
 		return time.Time{}
 	}
 	return t

@@ -239,9 +239,11 @@ type wire struct {
 	hasType, hasChoice      bool
 	hasNoul, hasScore       bool
 	hasConf, hasProbs       bool
-	probs                   []wireProb
-	keys                    []byte    // what wireProb offsets index
-	dst                     []float64 // where distribution aligns them
+	// legend is a score's legend value as received (nil: absent or null).
+	legend []byte
+	probs  []wireProb
+	keys   []byte    // what wireProb offsets index
+	dst    []float64 // where distribution aligns them
 }
 
 // wireProb is one probabilities entry in wire order.
@@ -272,6 +274,7 @@ func fastAnswerAt(raw []byte, start int, scratch []wireProb) (w wire, end int, o
 		fScore
 		fConf
 		fProbs
+		fLegend
 	)
 	var seen uint8
 	i := skipWS(raw, start)
@@ -307,8 +310,10 @@ func fastAnswerAt(raw []byte, start int, scratch []wireProb) (w wire, end int, o
 			flag = fConf
 		case "probabilities":
 			flag = fProbs
+		case "legend":
+			flag = fLegend
 		default:
-			if foldsTo(key, "type", "noul", "choice", "score", "confidence", "probabilities") {
+			if foldsTo(key, "type", "noul", "choice", "score", "confidence", "probabilities", "legend") {
 				return wire{}, -1, false
 			}
 			if i = scanValue(raw, i, 0); i < 0 {
@@ -349,6 +354,12 @@ func fastAnswerAt(raw []byte, start int, scratch []wireProb) (w wire, end int, o
 						w.confidence, w.hasConf = v, true
 					}
 					i = e
+				case fLegend:
+					e := scanValue(raw, i, 0)
+					if e < 0 {
+						return wire{}, -1, false
+					}
+					w.legend, i = raw[i:e], e
 				case fProbs:
 					w.hasProbs, w.keys = true, raw
 					if w.probs, i = probsAt(raw, i, scratch[:0]); i < 0 {
@@ -447,6 +458,7 @@ type wireAnswer struct {
 	Score         *float64            `json:"score"`
 	Confidence    *float64            `json:"confidence"`
 	Probabilities map[string]*float64 `json:"probabilities"`
+	Legend        json.RawMessage     `json:"legend"`
 }
 
 // slowAnswer reads an answer with encoding/json.
@@ -470,6 +482,9 @@ func slowAnswer(raw []byte) (wire, error) {
 	}
 	if a.Confidence != nil {
 		w.confidence, w.hasConf = *a.Confidence, true
+	}
+	if len(a.Legend) > 0 && !isNull(a.Legend) {
+		w.legend = a.Legend
 	}
 	if a.Probabilities != nil {
 		w.hasProbs = true

@@ -1,9 +1,11 @@
 package provider
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 )
 
@@ -155,10 +157,14 @@ func checkWire(id string, q *Question, raw json.RawMessage, w *wire, a *Answer) 
 			return tab.find(q, k)
 		}
 		var dup bool
+		before := len(errs)
 		a.Probs, dup = distribution(w, len(q.Options), index, func(i int) string { return q.Options[i].Label }, bad)
 		if dup {
 			*a = Answer{}
 			return nil, true
+		}
+		if len(errs) == before && a.Choice != "" {
+			checkArgmax(q, a, bad)
 		}
 	case Score:
 		n := len(q.Levels)
@@ -170,10 +176,17 @@ func checkWire(id string, q *Question, raw json.RawMessage, w *wire, a *Answer) 
 			a.Score = s
 		}
 		var dup bool
+		before := len(errs)
 		a.Probs, dup = distribution(w, n, func(k []byte) int { return levelIndex(k, n) }, strconv.Itoa, bad)
 		if dup {
 			*a = Answer{}
 			return nil, true
+		}
+		if len(errs) == before && w.hasScore {
+			checkScoreMean(a.Score, a.Probs, bad)
+		}
+		if w.legend != nil {
+			checkLegend(q, w.legend, bad)
 		}
 	}
 	if len(errs) > 0 {
@@ -181,6 +194,150 @@ func checkWire(id string, q *Question, raw json.RawMessage, w *wire, a *Answer) 
 		return errs, false
 	}
 	return nil, false
+}
+
+// RoundingStep is the precision Jev rounds every probability to (two
+// decimals). A reported value may be up to half a step from the value it
+// was computed from, so two rounded values may differ by up to one step
+// from the order of their unrounded ones.
+const RoundingStep = 0.01
+
+// roundingEps absorbs float64 error in the sums of rounded values
+// (0.34-0.33 is 0.010000000000000009).
+const roundingEps = 1e-6
+
+// checkArgmax refuses a choice that is not the most probable option within
+// rounding: its probability may trail the largest by at most RoundingStep
+// (real recordings have such near-ties, e.g. 0.33 chosen over 0.34).
+func checkArgmax(q *Question, a *Answer, bad func(string, string, ...any)) {
+	ci := q.OptionIndex(a.Choice)
+	if ci < 0 || ci >= len(a.Probs) {
+		return
+	}
+	bi := 0
+	for i, p := range a.Probs {
+		if p > a.Probs[bi] {
+			bi = i
+		}
+	}
+	if a.Probs[bi]-a.Probs[ci] > RoundingStep+roundingEps {
+		bad("choice", "%q has probability %v but %q has %v; the choice must be the most probable option (within the %.2f rounding of the probabilities)",
+			a.Choice, a.Probs[ci], q.Options[bi].Label, a.Probs[bi], RoundingStep)
+	}
+}
+
+// ScoreMeanRange is the range the probability-weighted mean level
+// Σ i·p_i can take when each of probs is a value rounded to RoundingStep:
+// every unrounded p_i lies within half a step of probs[i] and in [0, 1],
+// and the unrounded values sum to 1. The bounds solve that linear program
+// exactly (greedily: move the allowed mass to the highest levels for the
+// upper bound, to the lowest for the lower); when no unrounded values can
+// sum to 1 (a sum off by more than half a step per level) the missing mass
+// is allowed at the extreme level.
+func ScoreMeanRange(probs []float64) (lo, hi float64) {
+	const h = RoundingStep / 2
+	n := len(probs)
+	if n == 0 {
+		return 0, 0
+	}
+	base, sum := 0.0, 0.0
+	minE := make([]float64, n)
+	room := make([]float64, n)
+	minSum := 0.0
+	for i, p := range probs {
+		base += float64(i) * p
+		sum += p
+		l, u := math.Max(-h, -p), math.Min(h, 1-p)
+		if u < l {
+			u = l
+		}
+		minE[i], room[i] = l, u-l
+		minSum += l
+	}
+	// Σ e_i must equal d = 1 - Σ p_i; start every e_i at its lowest.
+	need := (1 - sum) - minSum
+	spread := func(order func(k int) int) float64 {
+		rest, v := need, 0.0
+		for k := 0; k < n; k++ {
+			i := order(k)
+			v += float64(i) * minE[i]
+			if rest > 0 {
+				add := math.Min(rest, room[i])
+				v += float64(i) * add
+				rest -= add
+			}
+		}
+		// Mass no level can take (or too much taken already) goes to the
+		// extreme that widens the range.
+		if rest > 0 {
+			v += float64(order(0)) * rest
+		} else if need < 0 {
+			v += float64(order(n-1)) * need
+		}
+		return v
+	}
+	hi = base + spread(func(k int) int { return n - 1 - k })
+	lo = base + spread(func(k int) int { return k })
+	return lo, hi
+}
+
+// checkScoreMean refuses a score that is not the probability-weighted mean
+// of its own distribution: it must lie in ScoreMeanRange(probs), widened by
+// half a step for the rounding of the score itself. (Jev computes the score
+// from the unrounded probabilities: 3.99 with a rounded {"4": 1.0} is
+// consistent, 3.0 is not.)
+func checkScoreMean(score float64, probs []float64, bad func(string, string, ...any)) {
+	lo, hi := ScoreMeanRange(probs)
+	const slack = RoundingStep/2 + roundingEps
+	if score < lo-slack || score > hi+slack {
+		bad("score", "%v is not the probability-weighted mean of its probabilities (which allow %.3f to %.3f after rounding)", score, lo, hi)
+	}
+}
+
+// checkLegend refuses a score legend that does not map "0".."n-1" to the
+// levels asked. Values are compared as JSON values (a server may re-encode
+// the criteria it echoes: escapes, key order and number spelling may
+// differ, the value may not).
+func checkLegend(q *Question, legend []byte, bad func(string, string, ...any)) {
+	n := len(q.Levels)
+	fields, err := objectFields(legend)
+	if err != nil {
+		bad("legend", "must be an object mapping each level index to its criterion: %v", err)
+		return
+	}
+	seen := make([]bool, n)
+	for _, f := range fields {
+		i := levelIndex([]byte(f.Key), n)
+		if i < 0 {
+			bad("legend", "has %q, which is not a level that was asked (0 to %d)", f.Key, n-1)
+			continue
+		}
+		seen[i] = true
+		if !sameJSONValue(f.Value, q.Levels[i]) {
+			bad("legend."+f.Key, "does not match level %d as asked", i)
+		}
+	}
+	for i, ok := range seen {
+		if !ok {
+			bad("legend", "has no entry for level %d", i)
+		}
+	}
+}
+
+// sameJSONValue reports whether a and b are the same JSON value; nil
+// (absent) counts as null.
+func sameJSONValue(a, b []byte) bool {
+	if b == nil {
+		b = []byte("null")
+	}
+	if ca := compact(a); bytes.Equal(ca, compact(b)) {
+		return true
+	}
+	var va, vb any
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
 }
 
 func optionIndexBytes(q *Question, label []byte) int {

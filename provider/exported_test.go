@@ -46,6 +46,10 @@ func TestParseRecordedAt(t *testing.T) {
 		{"2026-09-17T11:41:39.25+02:00", "2026-09-17T09:41:39.25Z"},
 		{"2026-09-17 09:41:39", ""}, // not RFC 3339: unknown
 		{"yesterday", ""},
+		// A time in the future is unknown, so it cannot outrank every real
+		// recording forever.
+		{"2999-01-01T00:00:00Z", ""},
+		{time.Now().Add(2 * MaxClockSkew).UTC().Format(time.RFC3339), ""},
 	}
 	for _, tt := range tests {
 		got := ParseRecordedAt(tt.in)
