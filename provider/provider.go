@@ -64,7 +64,10 @@ type StoredAnswer struct {
 
 // AnswerKey identifies one question's answer independently of its id and of
 // the other questions asked with it: the requested model, the compact state
-// and the compact question body.
+// and the compact question body, each compared by JSON value as far as
+// strings go (see CanonicalStrings): a fixture written with Python's
+// default \u00e9 escapes keys like one written in UTF-8, while key order
+// and number spelling stay significant.
 type AnswerKey [32]byte
 
 // String returns the key in hex.
@@ -76,10 +79,10 @@ func KeyFor(model string, state []byte, q *Question) AnswerKey {
 	h := sha256.New()
 	h.Write([]byte(model))
 	h.Write([]byte{0})
-	h.Write(state)
+	h.Write(CanonicalStrings(state))
 	h.Write([]byte{0})
 	body, _ := q.MarshalJSON()
-	h.Write(body)
+	h.Write(CanonicalStrings(body))
 	var k AnswerKey
 	h.Sum(k[:0])
 	return k
