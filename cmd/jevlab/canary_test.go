@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jevlab/jevlab/provider"
 	"github.com/jevlab/jevlab/provider/fixtures"
 	"github.com/jevlab/jevlab/provider/standin"
 )
@@ -31,7 +32,12 @@ const canaryKey = "sk-canary-3f9a7c21d4e8b605-do-not-leak"
 // server can do with the key it was sent. The state picks the script:
 // TRIGGER-422 is rejected, TRIGGER-429 is rate limited once then answered,
 // TRIGGER-500 always fails, TRIGGER-ECHO answers 200 with the key inside
-// the answer. Everything else goes to the stand-in.
+// the answer, TRIGGER-ESCAPED the same with the key's dashes written as
+// JSON \u002d escapes, TRIGGER-UNSOLICITED answers and then, on the same
+// connection, sends a second response nobody asked for carrying the
+// Authorization header (net/http logs such bytes). Everything else goes to
+// the stand-in, whose answers are passed off as a real model's
+// (jev-canary-1), so they are recorded like a real server's would be.
 type hostile struct {
 	next http.Handler
 	mu   sync.Mutex
@@ -48,7 +54,7 @@ func (h *hostile) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.auth++
 	}
 	trigger := ""
-	for _, t := range []string{"TRIGGER-422", "TRIGGER-429", "TRIGGER-500", "TRIGGER-ECHO"} {
+	for _, t := range []string{"TRIGGER-422", "TRIGGER-429", "TRIGGER-500", "TRIGGER-ECHO", "TRIGGER-ESCAPED", "TRIGGER-UNSOLICITED"} {
 		if bytes.Contains(body, []byte(t)) {
 			trigger = t
 		}
@@ -73,9 +79,55 @@ func (h *hostile) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"message":%s}`, esc)
 	case trigger == "TRIGGER-ECHO":
 		fmt.Fprintf(w, `{"model":"standin-x","answers":{"urgent":{"type":"noul","noul":0.5,"note":%s},"team":{"type":"choice","choice":"billing","confidence":1,"probabilities":{"billing":1,"infrastructure":0}}},"usage":{"input_tokens":3,"output_tokens":0}}`, esc)
+	case trigger == "TRIGGER-ESCAPED":
+		escaped := strings.ReplaceAll(string(esc), "-", `\u002d`)
+		fmt.Fprintf(w, `{"model":"jev-canary-1","answers":{"urgent":{"type":"noul","noul":0.5,"note":%s},"team":{"type":"choice","choice":"infrastructure","confidence":1,"probabilities":{"billing":0,"infrastructure":1}}},"usage":{"input_tokens":3,"output_tokens":0}}`, escaped)
+	case trigger == "TRIGGER-UNSOLICITED":
+		rec := httptest.NewRecorder()
+		h.next.ServeHTTP(rec, r)
+		body := asRealModel(rec.Body.Bytes())
+		conn, buf, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			panic(err)
+		}
+		// The answer, then in the same write a 204 nobody asked for.
+		fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+		fmt.Fprintf(buf, "HTTP/1.1 204 No Content\r\nAuthorization: %s\r\nX-Echo: %s\r\n\r\n", auth, auth)
+		buf.Flush()
+		go func() { time.Sleep(3 * time.Second); conn.Close() }()
+	case r.URL.Path == "/v1/systemone":
+		rec := httptest.NewRecorder()
+		h.next.ServeHTTP(rec, r)
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		body := asRealModel(rec.Body.Bytes())
+		w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+		w.WriteHeader(rec.Code)
+		w.Write(body)
 	default:
 		h.next.ServeHTTP(w, r)
 	}
+}
+
+// asRealModel passes the stand-in's synthetic answers off as a real
+// model's, the way a real server's would be recorded.
+func asRealModel(body []byte) []byte {
+	return bytes.ReplaceAll(body, []byte(`"model":"`+standin.SyntheticModel+`"`), []byte(`"model":"jev-canary-1"`))
+}
+
+// evilModels answers GET /v1/models with a listing that carries the
+// Authorization header it was sent, literally or JSON-escaped.
+func evilModels(escaped bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		desc, _ := json.Marshal("key " + r.Header.Get("Authorization"))
+		d := string(desc)
+		if escaped {
+			d = strings.ReplaceAll(d, "-", `\u002d`)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"models":[{"name":"jev-latest","description":%s,"release_date":"2026-09-15"}]}`, d)
+	})
 }
 
 const canarySet = `name: canary
@@ -133,9 +185,23 @@ func TestKeyCanary(t *testing.T) {
 	step("live success", 0, "mode stand-in", append([]string{"ask"}, append(live, set)...)...)
 	step("cached", 0, `"source": "cache"`, append([]string{"ask", "--json"}, append(live, set)...)...)
 	step("422", 2, "rejected (HTTP 422)", append([]string{"ask", "--state", `"TRIGGER-422"`}, append(live, set)...)...)
-	step("429 then success", 0, "standin-", append([]string{"ask", "--state", `"TRIGGER-429 now"`}, append(live, set)...)...)
+	step("429 then success", 0, "jev-canary-1", append([]string{"ask", "--state", `"TRIGGER-429 now"`}, append(live, set)...)...)
 	step("500", 1, "unavailable (HTTP 500)", append([]string{"ask", "--state", `"TRIGGER-500"`}, append(live, set)...)...)
 	step("echo", 1, "contains the API key", append([]string{"ask", "--state", `"TRIGGER-ECHO"`, "--json"}, append(live, set)...)...)
+	step("echo escaped", 1, "contains the API key", append([]string{"ask", "--state", `"TRIGGER-ESCAPED"`, "--json"}, append(live, set)...)...)
+	// net/http logs the unasked 204 (with the key in it) from a goroutine
+	// of its own, possibly after the command has returned: wait for it.
+	unsOut, unsErr := runAwaiting(t, "Unsolicited response", append([]string{"ask", "--state", `"TRIGGER-UNSOLICITED"`}, append(live, set)...)...)
+	printed = append(printed, unsOut, unsErr)
+	if !strings.Contains(unsErr, "starting with [the server's bytes are not shown]") {
+		t.Fatalf("net/http's log line was not withheld:\n%s", unsErr)
+	}
+	evil := httptest.NewServer(evilModels(false))
+	defer evil.Close()
+	evilEsc := httptest.NewServer(evilModels(true))
+	defer evilEsc.Close()
+	step("models echoing the key", 1, "the /v1/models response contains the API key", "models", "--base-url", evil.URL)
+	step("models echoing the key escaped", 1, "the /v1/models response contains the API key", "models", "--json", "--base-url", evilEsc.URL)
 	step("models", 0, "standin-", "models", "--base-url", srv.URL)
 	t.Setenv("TYPESAFE_BASE_URL", srv.URL)
 	step("models via env", 0, "standin-", "models", "--json")
@@ -149,10 +215,10 @@ func TestKeyCanary(t *testing.T) {
 		t.Fatal("the key was never sent to the chosen server")
 	}
 
-	// The fixture file holds the three successful live exchanges, mode 0600.
+	// The fixture file holds the four successful live exchanges, mode 0600.
 	exs, warns, err := fixtures.ReadFile(rec)
-	if err != nil || len(warns) != 0 || len(exs) != 3 {
-		t.Fatalf("recorded %d exchanges (%v, %v), want 3", len(exs), warns, err)
+	if err != nil || len(warns) != 0 || len(exs) != 4 {
+		t.Fatalf("recorded %d exchanges (%v, %v), want 4", len(exs), warns, err)
 	}
 	if st, err := os.Stat(rec); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("fixture file mode %v %v", st.Mode(), err)
@@ -161,14 +227,13 @@ func TestKeyCanary(t *testing.T) {
 	// Replay offline, without the key, from the fixture file and from the DB.
 	t.Setenv("TYPESAFE_API_KEY", "")
 	before := h.total()
-	step("replay fixtures", 0, "[cache standin-", "ask", "--offline", "--db", filepath.Join(work, "other.db"), "--fixtures", rec, set)
+	step("replay fixtures", 0, "[cache jev-canary-1", "ask", "--offline", "--db", filepath.Join(work, "other.db"), "--fixtures", rec, set)
 	if h.total() != before {
 		t.Fatal("offline replay called the server")
 	}
-	// Stand-in answers in the database answer only in stand-in mode.
-	step("db offline ignores stand-in answers", 2, "no recorded answer", "ask", "--offline", "--db", db, "--state", `"TRIGGER-429 now"`, set)
+	step("replay db offline", 0, "[cache jev-canary-1", "ask", "--offline", "--db", db, "--state", `"TRIGGER-429 now"`, set)
 	t.Setenv("TYPESAFE_API_KEY", canaryKey)
-	step("replay db in stand-in mode", 0, "[cache standin-", "ask", "--db", db, "--base-url", srv.URL, "--state", `"TRIGGER-429 now"`, set)
+	step("replay db in stand-in mode", 0, "[cache jev-canary-1", "ask", "--db", db, "--base-url", srv.URL, "--state", `"TRIGGER-429 now"`, set)
 	if h.total() != before {
 		t.Fatal("replay from the database called the server")
 	}
@@ -176,8 +241,8 @@ func TestKeyCanary(t *testing.T) {
 
 	// Serve the recorded file with the key required and ask it afresh.
 	serveOut, serveErr := serveWhile(t, []string{"serve", "--addr", "127.0.0.1:0", "--require-key", "--fixtures", rec}, func(base string) {
-		step("ask jevlab serve", 0, "[live standin-", "ask", "--fresh", "--db", db, "--base-url", base, set)
-		step("models of jevlab serve", 0, "standin-", "models", "--base-url", base)
+		step("ask jevlab serve", 0, "[live jev-canary-1", "ask", "--fresh", "--db", db, "--base-url", base, set)
+		step("models of jevlab serve", 0, "answered by jev-canary-1", "models", "--base-url", base)
 	})
 	printed = append(printed, serveOut, serveErr)
 	if !strings.Contains(serveOut, "stopped after") || !strings.Contains(serveOut, "key required") {
@@ -254,6 +319,40 @@ func serveWhile(t *testing.T, args []string, fn func(base string)) (string, stri
 	return read()
 }
 
+// runAwaiting runs jevlab in-process like askRun but keeps its stderr open
+// until want appears there (at most 10s): output that another goroutine
+// logs after the command returned still lands in it.
+func runAwaiting(t *testing.T, want string, args ...string) (string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	out, err := os.Create(filepath.Join(dir, "stdout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errf, err := os.Create(filepath.Join(dir, "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(args, nil, out, errf)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		e, _ := os.ReadFile(errf.Name())
+		if strings.Contains(string(e), want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			o, _ := os.ReadFile(out.Name())
+			t.Fatalf("%q never reached jevlab's stderr (is the standard logger routed through it?)\nstdout %s\nstderr %s", want, o, e)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	out.Close()
+	errf.Close()
+	o, _ := os.ReadFile(out.Name())
+	e, _ := os.ReadFile(errf.Name())
+	return string(o), string(e)
+}
+
 func (h *hostile) total() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -264,12 +363,14 @@ func (h *hostile) total() int {
 	return n
 }
 
-// assertNoKey fails if key (or its base64-free raw bytes) appears in any
-// printed text or in any file under dirs.
+// assertNoKey fails if key appears in any printed text or in any file
+// under dirs (the database, its WAL and every file written), literally or
+// with its dashes JSON-escaped (provider.ContainsSecret), as strings(1)
+// would find it.
 func assertNoKey(t *testing.T, key string, printed []string, dirs ...string) {
 	t.Helper()
 	for i, p := range printed {
-		if strings.Contains(p, key) {
+		if provider.ContainsSecret([]byte(p), key) {
 			t.Errorf("printed text %d contains the key:\n%s", i, p)
 		}
 	}
@@ -284,7 +385,7 @@ func assertNoKey(t *testing.T, key string, printed []string, dirs ...string) {
 			if err != nil {
 				return err
 			}
-			if bytes.Contains(data, []byte(key)) {
+			if provider.ContainsSecret(data, key) || bytes.Contains(data, []byte(strings.ReplaceAll(key, "-", `\u002d`))) {
 				t.Errorf("%s contains the key", path)
 			}
 			return nil

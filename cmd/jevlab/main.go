@@ -9,11 +9,14 @@ package main
 import (
 	"errors"
 	"fmt"
+	"log"
 	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/jevlab/jevlab/internal/termsafe"
+	"github.com/jevlab/jevlab/provider"
+	"github.com/jevlab/jevlab/provider/systemone"
 )
 
 // Exit codes: 0 ok, 1 a failed gate or regression, 2 usage or input errors.
@@ -47,6 +50,11 @@ func main() {
 func run(args []string, stdin *os.File, stdout, stderr *os.File) int {
 	a := newApp(stdin, stdout, stderr)
 	root := newRootCmd(a)
+	// The standard logger (net/http writes to it, quoting bytes a server
+	// sent unasked) goes through the same redaction as every error.
+	log.SetOutput(provider.LogWriter(a.stderr, func() []string {
+		return []string{a.apiKey(), os.Getenv(systemone.EnvAPIKey)}
+	}))
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(a.stdout)

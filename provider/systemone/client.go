@@ -8,7 +8,11 @@
 // redirects. Calls are limited in concurrency and rate, retried with jittered
 // exponential backoff on 408/429/5xx and transport errors (honouring
 // Retry-After and retry-after-ms) within a total budget, and every answer is
-// checked against the contract before it is returned.
+// checked against the contract before it is returned. A 429 is retried for
+// as long as the budget allows (MaxRetries counts only real failures), and
+// 429/529 lower the client's own request rate, which recovers as requests
+// succeed (AIMD), so a saturated server slows a run down instead of failing
+// its items.
 package systemone
 
 import (
@@ -23,8 +27,6 @@ import (
 	"net/http"
 	"strconv"
 	"time"
-
-	"golang.org/x/time/rate"
 
 	"github.com/jevlab/jevlab/provider"
 )
@@ -58,15 +60,20 @@ type Config struct {
 	APIKey string
 	// Concurrency caps requests in flight (default 8).
 	Concurrency int
-	// RPS caps requests started per second; 0 means no limit.
+	// RPS caps requests started per second; 0 means no limit. The client
+	// lowers its own rate below this when the server answers 429 or 529
+	// and raises it again as requests succeed (see adaptive).
 	RPS float64
 	// Timeout bounds each attempt (default 30s).
 	Timeout time.Duration
 	// RetryBudget bounds the total time spent on one call including retries
 	// and their waits (default 30s).
 	RetryBudget time.Duration
-	// MaxRetries caps retries after the first attempt (default 4; negative
-	// means never retry).
+	// MaxRetries caps retries after failures that are not rate limits
+	// (5xx, timeouts, transport errors; default 4; negative means never
+	// retry). A 429 is retried for as long as RetryBudget allows, however
+	// short the server's Retry-After: being told to slow down is not a
+	// failure of the request.
 	MaxRetries int
 	// PricePerMillion is the USD price per million input tokens (default
 	// provider.CostPerMillionInputTokens).
@@ -94,7 +101,7 @@ type Client struct {
 	modelsURL string
 	hc        *http.Client
 	sem       chan struct{}
-	lim       *rate.Limiter
+	ad        *adaptive
 
 	concurrency             int
 	timeout, budget         time.Duration
@@ -161,9 +168,7 @@ func New(cfg Config) (*Client, error) {
 		c.hdrAuth = []string{"Bearer " + cfg.APIKey}
 	}
 	c.sem = make(chan struct{}, c.concurrency)
-	if cfg.RPS > 0 {
-		c.lim = rate.NewLimiter(rate.Limit(cfg.RPS), 1)
-	}
+	c.ad = newAdaptive(cfg.RPS)
 	if cfg.HTTPClient != nil {
 		hc := *cfg.HTTPClient
 		hc.CheckRedirect = noRedirects
@@ -280,11 +285,19 @@ func oneLine(body []byte) json.RawMessage {
 	return b.Bytes()
 }
 
-// Models lists the models the server offers (GET /v1/models).
+// Models lists the models the server offers (GET /v1/models). A listing
+// that carries the API key anywhere (literally or JSON-escaped: a hostile
+// server echoing it) is refused, and no part of it is shown.
 func (c *Client) Models(ctx context.Context) ([]provider.Model, error) {
-	at, err := c.do(ctx, http.MethodGet, c.modelsURL, nil, newRedactor(c.key, nil))
+	red := newRedactor(c.key, nil)
+	at, err := c.do(ctx, http.MethodGet, c.modelsURL, nil, red)
 	if err != nil {
 		return nil, err
+	}
+	if c.hasKey && provider.ContainsSecret(at.body, c.key) {
+		return nil, &provider.Error{Kind: provider.KindMalformed, Status: at.status,
+			Message:   "the /v1/models response contains the API key; it is not shown (check --base-url: is this server trustworthy?)",
+			RequestID: at.requestID, Attempts: at.attempts}
 	}
 	var body struct {
 		Models *[]provider.Model `json:"models"`
@@ -292,7 +305,7 @@ func (c *Client) Models(ctx context.Context) ([]provider.Model, error) {
 	if err := json.Unmarshal(at.body, &body); err != nil || body.Models == nil {
 		msg := `the /v1/models response has no "models" array`
 		if err != nil {
-			msg = "the /v1/models response is not JSON: " + err.Error()
+			msg = "the /v1/models response is not JSON: " + red.clean(err.Error())
 		}
 		return nil, &provider.Error{Kind: provider.KindMalformed, Status: at.status, Message: msg,
 			RequestID: at.requestID, Attempts: at.attempts}
@@ -313,6 +326,7 @@ type attempt struct {
 // policy. The returned error is always a *provider.Error.
 func (c *Client) do(ctx context.Context, method, url string, body []byte, red redactor) (*attempt, error) {
 	start := c.now()
+	failures := 0 // retryable failures other than rate limits
 	for n := 1; ; n++ {
 		at, perr := c.attemptOnce(ctx, method, url, body, n-1, red)
 		if perr == nil {
@@ -323,13 +337,17 @@ func (c *Client) do(ctx context.Context, method, url string, body []byte, red re
 		if !perr.Retryable() || ctx.Err() != nil || errors.Is(perr.Err, errNoTimeLeft) {
 			return nil, perr
 		}
-		if n > c.maxRetries {
+		limited := perr.Kind == provider.KindRateLimited
+		if !limited {
+			failures++
+		}
+		if c.maxRetries == 0 || failures > c.maxRetries {
 			if c.maxRetries > 0 {
 				perr.Message = appendNote(perr.Message, fmt.Sprintf("gave up after %d retries", c.maxRetries))
 			}
 			return nil, perr
 		}
-		wait := c.backoff(n)
+		wait := c.backoff(max(failures, 1))
 		if perr.RetryAfter > 0 {
 			wait = min(perr.RetryAfter, c.maxRetryAfter)
 		}
@@ -396,8 +414,8 @@ func (c *Client) attemptOnce(ctx context.Context, method, url string, body []byt
 		return nil, ctxError(ctx, 0)
 	}
 	defer func() { <-c.sem }()
-	if c.lim != nil {
-		if err := c.lim.Wait(ctx); err != nil {
+	{
+		if err := c.ad.lim.Wait(ctx); err != nil {
 			if ctx.Err() == nil {
 				// The limiter refuses a wait that would outlast the deadline.
 				return nil, &provider.Error{Kind: provider.KindTimeout, Message: "the caller's deadline is too close for the request rate limit", Err: fmt.Errorf("%w: %v", errNoTimeLeft, err)}
@@ -438,6 +456,11 @@ func (c *Client) attemptOnce(ctx context.Context, method, url string, body []byt
 			return nil, &provider.Error{Kind: provider.KindMalformed, Status: resp.StatusCode, Message: rerr.Error(), RequestID: red.clean(resp.Header.Get(headerRequestID))}
 		}
 		return nil, c.transportError(ctx, actx, rerr)
+	}
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == 529 {
+		c.ad.slowDown(time.Now())
+	} else if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+		c.ad.success(time.Now())
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, statusError(resp, data, c.now(), red)

@@ -246,7 +246,8 @@ func TestStatusMapping(t *testing.T) {
 		{"404", 404, nil, `{"detail":"Not Found"}`, provider.KindRejected, false, "Not Found", 0},
 		{"408", 408, nil, ``, provider.KindTimeout, true, "Request Timeout", 0},
 		{"422", 422, nil, `{"detail":[{"loc":["body","questions","anger","score","criteria"],"msg":"List should have at least 2 items","type":"too_short","input":["` + secretState + `"]},{"loc":["body","questions",0],"msg":"bad","type":"x"}]}`, provider.KindRejected, false, "body.questions.anger.score.criteria: List should have at least 2 items; body.questions.0: bad", 2},
-		{"429", 429, map[string]string{"Retry-After": "1"}, `{"message":"slow down"}`, provider.KindRateLimited, true, "slow down; gave up after 2 retries (retry after 1s)", 0},
+		// A 429 is retried until the time budget runs out, not for MaxRetries.
+		{"429", 429, map[string]string{"Retry-After": "5"}, `{"message":"slow down"}`, provider.KindRateLimited, true, "slow down; retry budget of 30s exhausted (retry after 5s) after 7 attempts", 0},
 		{"500", 500, nil, `{"error":"boom"}`, provider.KindUnavailable, true, "boom", 0},
 		{"502", 502, nil, "<html><body>Bad Gateway</body></html>", provider.KindUnavailable, true, "Bad Gateway", 0},
 		{"503", 503, nil, "upstream connect error\nmore", provider.KindUnavailable, true, "upstream connect error", 0},
@@ -266,6 +267,9 @@ func TestStatusMapping(t *testing.T) {
 				io.WriteString(w, tc.body)
 			})
 			c, _ := newTestClient(t, h, nil)
+			clock := time.Now()
+			c.now = func() time.Time { return clock }
+			c.sleep = func(ctx context.Context, d time.Duration) error { clock = clock.Add(d); return ctx.Err() }
 			_, err := c.Ask(context.Background(), testRequest(t))
 			var pe *provider.Error
 			if !errors.As(err, &pe) {
@@ -275,7 +279,10 @@ func TestStatusMapping(t *testing.T) {
 				t.Errorf("kind %q status %d request %q", pe.Kind, pe.Status, pe.RequestID)
 			}
 			wantHits := int32(1)
-			if tc.retried {
+			switch {
+			case tc.status == 429:
+				wantHits = 7 // six waits of 5s fill the 30s budget
+			case tc.retried:
 				wantHits = 3 // MaxRetries 2
 			}
 			if hits.Load() != wantHits || pe.Attempts != int(wantHits) {

@@ -163,14 +163,18 @@ func (r redactor) secrets(longest int) []string {
 	return out
 }
 
-// clean redacts secrets and caps the length of s.
+// clean redacts secrets and caps the length of s. The key is redacted
+// however it is spelled (provider.RedactSecrets), the state as sent.
 func (r redactor) clean(s string) string {
 	if len(s) < 8 {
 		return s
 	}
+	if r.key != "" {
+		s = provider.RedactSecrets(s, []string{r.key})
+	}
 	for _, sec := range r.secrets(len(s)) {
 		if strings.Contains(s, sec) {
-			s = strings.ReplaceAll(s, sec, "[redacted]")
+			s = strings.ReplaceAll(s, sec, provider.Redacted)
 		}
 	}
 	if len(s) > maxMessage {
