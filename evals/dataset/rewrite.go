@@ -876,6 +876,9 @@ func rewriteCSV(path string, r io.Reader, w *bufio.Writer, comma rune, opt Optio
 					continue
 				}
 				if nc := cellText(val); nc != rec[c] {
+					if strings.ContainsRune(nc, '\r') {
+						return 0, &Error{File: path, Line: l0, Item: id, Question: tg.q, Msg: "a label with a carriage return cannot be written to CSV (a CSV reader turns \\r\\n into \\n); nothing was written"}
+					}
 					cells[c] = nc
 					changed++
 				}

@@ -556,6 +556,17 @@ func TestRewriteCSVErrors(t *testing.T) {
 	if read(t, p) != csvSrc {
 		t.Error("file changed")
 	}
+	if read(t, p) != csvSrc {
+		t.Error("file changed")
+	}
+	_, err = RewriteLabels(p, Options{}, []LabelEdit{edit("t4", "queue", `"a\r\nb"`)})
+	if err == nil || !strings.Contains(err.Error(), `d.csv:7: item "t4": question "queue": a label with a carriage return`) {
+		t.Errorf("CR: %v", err)
+	}
+	mustRewrite(t, p, Options{}, 1, edit("t4", "queue", `"two\nlines"`))
+	if it := byID(t, p, Options{LabelFields: map[string]string{"queue": "queue"}}, nil)["t4"]; it.Labels["queue"].Text != "two\nlines" {
+		t.Errorf("newline label read back %+v", it)
+	}
 	bad := put(t, "d.csv", csvSrc+"t5,\"unterminated,x,1\n")
 	if _, err := RewriteLabels(bad, Options{}, []LabelEdit{edit("t1", "queue", `"x"`)}); err == nil || !strings.Contains(err.Error(), "d.csv:8:") {
 		t.Errorf("bad csv: %v", err)
@@ -726,4 +737,56 @@ func compact(t *testing.T, raw json.RawMessage) json.RawMessage {
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// FuzzRewriteCSV: for any CSV file the reader accepts, labelling its first
+// item rewrites only that record, and the file reads back with the label
+// (RewriteLabels checks that itself; a failure there is a bug).
+func FuzzRewriteCSV(f *testing.F) {
+	f.Add("id,state,q\na,x,b\n", "new")
+	f.Add("id,state,q\r\n\"a\",\"x\ny\",\"b\"\r\n\nc,d,", "with, comma")
+	f.Add("q,id,state\n,a,\"{\"\"k\"\": 1}\"\n", "\"quoted\"")
+	f.Add("\xef\xbb\xbfstate,id,q,z\n\" s \",  a ,b b,\nx,y,,1\n", " lead")
+	f.Fuzz(func(t *testing.T, src, label string) {
+		if label == "" || !utf8.ValidString(label) || strings.ContainsRune(label, '\r') {
+			return
+		}
+		opt := Options{LabelFields: map[string]string{"q": "q"}}
+		var first Item
+		n := 0
+		if Parse("d.csv", strings.NewReader(src), opt, nil, func(it Item) error {
+			if n == 0 {
+				first = it
+			}
+			n++
+			return nil
+		}) != nil {
+			return
+		}
+		p := put(t, "d.csv", src)
+		got, err := RewriteLabels(p, opt, []LabelEdit{{ItemID: first.ID, Question: "q", Value: jsonString(label)}})
+		if err != nil {
+			t.Fatalf("%q: %v", src, err)
+		}
+		after := read(t, p)
+		if first.Labels["q"].Text == label {
+			if got != 0 || after != src {
+				t.Fatalf("no-op changed %q → %q", src, after)
+			}
+			return
+		}
+		if got != 1 {
+			t.Fatalf("%d changes", got)
+		}
+		// Bytes before the record are untouched, and every other item
+		// reads back as it was.
+		lines := strings.SplitAfter(src, "\n")
+		head := strings.Join(lines[:first.Line-1], "")
+		if !strings.HasPrefix(after, head) {
+			t.Fatalf("bytes before the record changed: %q → %q", src, after)
+		}
+		before := map[string]Item{}
+		Parse("d.csv", strings.NewReader(src), opt, nil, func(it Item) error { before[it.ID] = it; return nil })
+		sameExcept(t, before, byID(t, p, opt, nil), map[string]map[string]Label{first.ID: {"q": {-1, label}}})
+	})
 }
