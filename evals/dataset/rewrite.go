@@ -14,6 +14,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/jevlab/jevlab/internal/inputfile"
 )
 
 // LabelEdit is one label to write into a dataset file.
@@ -56,7 +58,8 @@ type LabelEdit struct {
 // ids, duplicate edits and any other problem are errors (file:line, item
 // id), and then nothing is written. Compressed (.gz) datasets are refused.
 func RewriteLabels(path string, opt Options, edits []LabelEdit) (int, error) {
-	p := &plan{byID: map[string][]target{}, lines: map[int]string{}, want: map[string]map[string]json.RawMessage{}}
+	p := &plan{byID: map[string][]target{}, lines: map[int]string{}}
+	seen := map[[2]string]bool{}
 	for i, e := range edits {
 		where := fmt.Sprintf("edit %d (item %q, question %q)", i+1, e.ItemID, e.Question)
 		if e.ItemID == "" {
@@ -69,13 +72,11 @@ func RewriteLabels(path string, opt Options, edits []LabelEdit) (int, error) {
 		if err != nil {
 			return 0, fmt.Errorf("rewrite labels of %s: %s: %w", path, where, err)
 		}
-		if _, dup := p.want[e.ItemID][e.Question]; dup {
+		if k := [2]string{e.ItemID, e.Question}; seen[k] {
 			return 0, fmt.Errorf("rewrite labels of %s: %s: a second edit of the same label; give one edit per item and question", path, where)
+		} else {
+			seen[k] = true
 		}
-		if p.want[e.ItemID] == nil {
-			p.want[e.ItemID] = map[string]json.RawMessage{}
-		}
-		p.want[e.ItemID][e.Question] = val
 		p.byID[e.ItemID] = append(p.byID[e.ItemID], target{q: e.Question, next: func(json.RawMessage) (json.RawMessage, bool) { return val, true }})
 	}
 	if len(edits) == 0 {
@@ -95,12 +96,16 @@ func RenameLabels(path string, opt Options, q string, renames map[string]string)
 		return 0, fmt.Errorf("rename labels in %s: empty or invalid question id", path)
 	}
 	m := map[string]string{}
+	var olds [][]byte
+	fffd := false
 	for old, nw := range renames {
 		if old == "" || nw == "" || !utf8.ValidString(nw) {
 			return 0, fmt.Errorf("rename labels in %s: question %q: rename %q → %q: labels cannot be empty or invalid UTF-8", path, q, old, nw)
 		}
 		if old != nw {
 			m[old] = nw
+			olds = append(olds, []byte(old))
+			fffd = fffd || strings.ContainsRune(old, utf8.RuneError)
 		}
 	}
 	if len(m) == 0 {
@@ -120,7 +125,21 @@ func RenameLabels(path string, opt Options, q string, renames map[string]string)
 		}
 		return jsonString(nw), true
 	}
-	return rewrite(path, opt, &plan{all: []target{{q: q, next: next}}})
+	// A JSON line without a backslash holds every string's text as it is,
+	// so a line that contains no old label is skipped unscanned (unless
+	// an old label has U+FFFD, which invalid UTF-8 decodes to).
+	skip := func(line []byte) bool {
+		if fffd || bytes.IndexByte(line, '\\') >= 0 {
+			return false
+		}
+		for _, o := range olds {
+			if bytes.Contains(line, o) {
+				return false
+			}
+		}
+		return true
+	}
+	return rewrite(path, opt, &plan{all: []target{{q: q, next: next}}, skip: skip})
 }
 
 // target is one label to consider on a record: next gets the current label
@@ -132,12 +151,13 @@ type target struct {
 }
 
 // plan says which records to consider: byID for the items named by edits
-// (lines holds where the first read found each), or all for every item.
+// (lines holds where the first read found each), or all for every item
+// (skip, when set, says a JSON line cannot need a change).
 type plan struct {
 	byID  map[string][]target
-	lines map[int]string                        // line → item id (byID only)
-	want  map[string]map[string]json.RawMessage // item → question → label, to check the result
+	lines map[int]string // line → item id (byID only)
 	all   []target
+	skip  func(line []byte) bool
 }
 
 // targets returns the labels to consider on the item starting at line, and
@@ -169,7 +189,7 @@ func rewrite(path string, opt Options, p *plan) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("rewrite labels: %w", err)
 	}
-	f, err := os.Open(real)
+	f, _, err := inputfile.Open(real, "dataset")
 	if err != nil {
 		return 0, fmt.Errorf("rewrite labels: %w", err)
 	}
@@ -178,9 +198,6 @@ func rewrite(path string, opt Options, p *plan) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("rewrite labels: %w", err)
 	}
-	if !fi.Mode().IsRegular() {
-		return 0, &Error{File: path, Msg: "not a regular file; labels can only be rewritten in a plain file"}
-	}
 	opt.Format, err = rewriteFormat(path, f, opt.Format)
 	if err != nil {
 		return 0, err
@@ -188,10 +205,8 @@ func rewrite(path string, opt Options, p *plan) (int, error) {
 
 	// First read: the file must read cleanly, and it says where the edited
 	// items are.
-	items := 0
 	found := map[string]bool{}
 	err = Parse(path, f, opt, nil, func(it Item) error {
-		items++
 		if _, ok := p.byID[it.ID]; ok {
 			p.lines[it.Line] = it.ID
 			found[it.ID] = true
@@ -246,9 +261,6 @@ func rewrite(path string, opt Options, p *plan) (int, error) {
 	}
 	if err := tmp.Sync(); err != nil {
 		return 0, fmt.Errorf("rewrite labels of %s: %w", path, err)
-	}
-	if err := verifyRewrite(path, tmp, opt, p, items); err != nil {
-		return 0, err
 	}
 	if err := tmp.Close(); err != nil {
 		return 0, fmt.Errorf("rewrite labels of %s: %w", path, err)
@@ -322,34 +334,78 @@ func missingIDs(byID map[string][]target, found map[string]bool) string {
 	return b.String()
 }
 
-// verifyRewrite reads the new content back: it must read cleanly, hold the
-// same number of items, and give every edited item its new label.
-func verifyRewrite(path string, tmp *os.File, opt Options, p *plan, items int) error {
-	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
-		return fmt.Errorf("rewrite labels of %s: %w", path, err)
+// checker reads rewritten records back with the package's reader, in
+// batches: each must be one item, with its id and every applied label.
+// Every other record is a byte-for-byte copy, so this checks all that a
+// rewrite changed.
+type checker struct {
+	path   string
+	opt    Options
+	cols   map[string]string // question → the field or column the reader must use
+	header []byte            // CSV: the header record, before each batch
+	buf    []byte
+	recs   []checkRec
+}
+
+type checkRec struct {
+	line    int
+	id      string // "" when any will do
+	applied []labelKV
+}
+
+// checkBatch is how many bytes of records one read-back takes.
+const checkBatch = 1 << 20
+
+// add queues one rewritten record (a JSON line, or a CSV record).
+func (c *checker) add(line int, data []byte, id string, applied []labelKV) error {
+	if len(c.buf) == 0 {
+		c.buf = append(c.buf, c.header...)
 	}
-	if opt.Format != "jsonl" {
-		// Without a set the CSV reader reads mapped columns only: map each
-		// edited question to its own column.
-		lf := map[string]string{}
-		for _, qs := range p.want {
-			for q := range qs {
-				lf[q] = q
+	if line == 1 {
+		data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	}
+	c.buf = append(c.buf, data...)
+	if !bytes.HasSuffix(data, []byte("\n")) {
+		c.buf = append(c.buf, '\n')
+	}
+	c.recs = append(c.recs, checkRec{line, id, applied})
+	if len(c.buf) >= checkBatch {
+		return c.flush()
+	}
+	return nil
+}
+
+// flush reads the queued records back.
+func (c *checker) flush() error {
+	if len(c.recs) == 0 {
+		return nil
+	}
+	vopt := c.opt
+	vopt.LabelFields = map[string]string{}
+	for _, r := range c.recs {
+		for _, a := range r.applied {
+			if col, ok := c.cols[a.key]; ok {
+				vopt.LabelFields[a.key] = col
 			}
 		}
-		for q, f := range opt.LabelFields {
-			lf[q] = f
-		}
-		opt.LabelFields = lf
 	}
-	n := 0
-	var bad error
-	err := Parse(path, tmp, opt, nil, func(it Item) error {
-		n++
-		for q, val := range p.want[it.ID] {
-			got, has := it.Labels[q]
-			if has != (val != nil) || (has && got.Text != cellText(val)) {
-				bad = &Error{File: path, Item: it.ID, Question: q, Msg: "the rewritten file does not read back with the new label (a jevlab bug); nothing was written"}
+	k := 0
+	var bad *Error
+	err := Parse(c.path, bytes.NewReader(c.buf), vopt, nil, func(it Item) error {
+		if k >= len(c.recs) {
+			k++
+			return nil
+		}
+		r := c.recs[k]
+		k++
+		if r.id != "" && it.ID != r.id {
+			bad = &Error{File: c.path, Line: r.line, Item: r.id, Msg: "the rewritten record reads back with another id (a jevlab bug); nothing was written"}
+			return bad
+		}
+		for _, a := range r.applied {
+			got, has := it.Labels[a.key]
+			if has != (a.val != nil) || (has && got.Text != cellText(a.val)) {
+				bad = &Error{File: c.path, Line: r.line, Item: it.ID, Question: a.key, Msg: "the rewritten record does not read back with the new label (a jevlab bug); nothing was written"}
 				return bad
 			}
 		}
@@ -358,13 +414,20 @@ func verifyRewrite(path string, tmp *os.File, opt Options, p *plan, items int) e
 	if bad != nil {
 		return bad
 	}
-	if err != nil {
-		return fmt.Errorf("rewrite labels: the rewritten file does not read back (a jevlab bug); nothing was written: %w", err)
+	if err != nil || k != len(c.recs) {
+		return &Error{File: c.path, Line: c.recs[0].line, Msg: "a rewritten record does not read back as one item (a jevlab bug); nothing was written"}
 	}
-	if n != items {
-		return &Error{File: path, Msg: fmt.Sprintf("the rewritten file reads back with %d items instead of %d (a jevlab bug); nothing was written", n, items)}
-	}
+	c.buf, c.recs = c.buf[:0], c.recs[:0]
 	return nil
+}
+
+// checkRecord reads one rewritten record back at once (see checker).
+func checkRecord(path string, line int, data []byte, opt Options, cols map[string]string, id string, applied []labelKV) error {
+	c := &checker{path: path, opt: opt, cols: cols}
+	if err := c.add(line, data, id, applied); err != nil {
+		return err
+	}
+	return c.flush()
 }
 
 // labelValue checks and compacts an edit's value; nil means remove.
@@ -437,10 +500,15 @@ func rewriteJSONL(path string, r io.Reader, w *bufio.Writer, opt Options, p *pla
 	br := bufio.NewReaderSize(r, 64<<10)
 	var long []byte
 	line, changed := 0, 0
+	check := &checker{path: path, opt: opt, cols: opt.LabelFields}
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
 			long = append(long, chunk...)
+			if int64(len(long)) > opt.maxLine()+1 {
+				// The first read held every line under the cap.
+				return 0, &Error{File: path, Line: line + 1, Msg: errChanged}
+			}
 			continue
 		}
 		if err != nil && err != io.EOF {
@@ -454,17 +522,22 @@ func rewriteJSONL(path string, r io.Reader, w *bufio.Writer, opt Options, p *pla
 		if len(data) > 0 {
 			line++
 			out := data
-			if id, ts := p.targets(line); len(ts) > 0 {
-				var n int
+			if id, ts := p.targets(line); len(ts) > 0 && (p.skip == nil || !p.skip(data)) {
+				var applied []labelKV
 				var e error
-				out, n, e = editJSONLLine(data, line == 1, id, ts, opt)
+				out, applied, e = editJSONLLine(data, line == 1, id, ts, opt)
 				if e != nil {
 					if le, ok := e.(*Error); ok {
 						le.File, le.Line = path, line
 					}
 					return 0, e
 				}
-				changed += n
+				if len(applied) > 0 {
+					if err := check.add(line, out, id, applied); err != nil {
+						return 0, err
+					}
+				}
+				changed += len(applied)
 			}
 			if _, err := w.Write(out); err != nil {
 				return 0, fmt.Errorf("rewrite labels of %s: %w", path, err)
@@ -475,7 +548,7 @@ func rewriteJSONL(path string, r io.Reader, w *bufio.Writer, opt Options, p *pla
 			long = nil
 		}
 		if err == io.EOF {
-			return changed, nil
+			return changed, check.flush()
 		}
 	}
 }
@@ -630,10 +703,10 @@ func newMember(key string, colon, val []byte) []byte {
 }
 
 // editJSONLLine applies ts to one JSON Lines line (with its line ending)
-// and returns the new line and how many labels changed; with none, the
-// line itself. wantID, when set, is the id the line must have. A returned
-// *Error lacks File and Line.
-func editJSONLLine(data []byte, first bool, wantID string, ts []target, opt Options) ([]byte, int, error) {
+// and returns the new line and the labels that changed (a nil value:
+// removed); with none, the line itself. wantID, when set, is the id the
+// line must have. A returned *Error lacks File and Line.
+func editJSONLLine(data []byte, first bool, wantID string, ts []target, opt Options) ([]byte, []labelKV, error) {
 	body := 0
 	if first && bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) {
 		body = 3
@@ -641,21 +714,21 @@ func editJSONLLine(data []byte, first bool, wantID string, ts []target, opt Opti
 	// The object, without the spaces the reader trims (bytes.TrimSpace).
 	trimmed := bytes.TrimSpace(data[body:])
 	if len(trimmed) == 0 {
-		return data, 0, nil
+		return data, nil, nil
 	}
 	start := len(data) - len(bytes.TrimLeftFunc(data[body:], unicode.IsSpace))
 	end := start + len(trimmed)
 	top, err := scanObject(data, start, end)
 	if err != nil {
-		return nil, 0, &Error{Msg: errChanged}
+		return nil, nil, &Error{Msg: errChanged}
 	}
 	idIdx := top.last(opt.idField())
 	if idIdx < 0 {
-		return nil, 0, &Error{Msg: errChanged}
+		return nil, nil, &Error{Msg: errChanged}
 	}
 	id, msg := idText(top.value(data, idIdx))
 	if msg != "" || (wantID != "" && id != wantID) {
-		return nil, 0, &Error{Msg: errChanged}
+		return nil, nil, &Error{Msg: errChanged}
 	}
 	colon, sep := top.style(data, nil, nil)
 
@@ -667,7 +740,7 @@ func editJSONLLine(data []byte, first bool, wantID string, ts []target, opt Opti
 	labVals := map[int][]byte{}
 	labDel := map[int]bool{}
 	var labAdd []labelKV
-	changed := 0
+	var applied []labelKV
 	for _, t := range ts {
 		if f, mapped := opt.LabelFields[t.q]; mapped {
 			i := top.last(f)
@@ -687,7 +760,7 @@ func editJSONLLine(data []byte, first bool, wantID string, ts []target, opt Opti
 			default:
 				topIns = append(topIns, newMember(f, colon, val))
 			}
-			changed++
+			applied = append(applied, labelKV{t.q, val})
 			continue
 		}
 		if labIdx == -2 {
@@ -695,7 +768,7 @@ func editJSONLLine(data []byte, first bool, wantID string, ts []target, opt Opti
 			if labIdx >= 0 && !isNull(top.value(data, labIdx)) {
 				m := top.members[labIdx]
 				if lab, err = scanObject(data, m.vs, m.ve); err != nil {
-					return nil, 0, &Error{Item: id, Msg: errChanged}
+					return nil, nil, &Error{Item: id, Msg: errChanged}
 				}
 			}
 		}
@@ -722,10 +795,10 @@ func editJSONLLine(data []byte, first bool, wantID string, ts []target, opt Opti
 		default:
 			labAdd = append(labAdd, labelKV{t.q, val})
 		}
-		changed++
+		applied = append(applied, labelKV{t.q, val})
 	}
-	if changed == 0 {
-		return data, 0, nil
+	if len(applied) == 0 {
+		return data, nil, nil
 	}
 	if len(labVals)+len(labDel)+len(labAdd) > 0 {
 		lcolon, lsep := colon, sep
@@ -751,9 +824,9 @@ func editJSONLLine(data []byte, first bool, wantID string, ts []target, opt Opti
 	out = append(out, rebuild(data, top, topVals, nil, topIns, sep)...)
 	out = append(out, data[top.close+1:]...)
 	if !json.Valid(bytes.TrimSpace(out[body:])) {
-		return nil, 0, &Error{Item: id, Msg: "the edited line is not valid JSON (a jevlab bug); nothing was written"}
+		return nil, nil, &Error{Item: id, Msg: "the edited line is not valid JSON (a jevlab bug); nothing was written"}
 	}
-	return out, changed, nil
+	return out, applied, nil
 }
 
 // ---- CSV and TSV ----
@@ -761,11 +834,16 @@ func editJSONLLine(data []byte, first bool, wantID string, ts []target, opt Opti
 // tee keeps every byte read through it until taken, so that the raw bytes
 // of each CSV record can be copied.
 type tee struct {
-	r   io.Reader
-	buf []byte
+	r     io.Reader
+	buf   []byte
+	limit int64 // most bytes kept at once: the record cap plus read-ahead
 }
 
 func (t *tee) Read(p []byte) (int, error) {
+	if int64(len(t.buf)) > t.limit {
+		// The first read held every record under the cap.
+		return 0, errors.New(errChanged)
+	}
 	n, err := t.r.Read(p)
 	t.buf = append(t.buf, p[:n]...)
 	return n, err
@@ -786,7 +864,7 @@ func rewriteCSV(path string, r io.Reader, w *bufio.Writer, comma rune, opt Optio
 		br.Discard(3)
 		w.WriteString("\xef\xbb\xbf")
 	}
-	t := &tee{r: br}
+	t := &tee{r: br, limit: opt.maxLine() + 128<<10}
 	cr := csv.NewReader(t)
 	cr.Comma = comma
 	fail := func(e error) (int, error) {
@@ -800,9 +878,9 @@ func rewriteCSV(path string, r io.Reader, w *bufio.Writer, comma rune, opt Optio
 	if err != nil {
 		return fail(err)
 	}
-	raw := t.take(int(cr.InputOffset()))
-	w.Write(raw)
-	line := 1 + bytes.Count(raw, []byte("\n"))
+	headerRaw := t.take(int(cr.InputOffset()))
+	w.Write(headerRaw)
+	line := 1 + bytes.Count(headerRaw, []byte("\n"))
 	col := map[string]int{}
 	for i, h := range header {
 		col[strings.TrimSpace(h)] = i
@@ -814,6 +892,7 @@ func rewriteCSV(path string, r io.Reader, w *bufio.Writer, comma rune, opt Optio
 	}
 	// The column of each question a target names.
 	colOf := map[string]int{}
+	colName := map[string]string{}
 	need := func(q string) error {
 		if _, ok := colOf[q]; ok {
 			return nil
@@ -829,7 +908,7 @@ func rewriteCSV(path string, r io.Reader, w *bufio.Writer, comma rune, opt Optio
 		if i == idCol || i == stCol {
 			return &Error{File: path, Line: 1, Question: q, Msg: fmt.Sprintf("column %q is the id or state column; labels cannot be written there", name)}
 		}
-		colOf[q] = i
+		colOf[q], colName[q] = i, name
 		return nil
 	}
 	for _, ts := range p.byID {
@@ -846,11 +925,12 @@ func rewriteCSV(path string, r io.Reader, w *bufio.Writer, comma rune, opt Optio
 	}
 	var cellBuf bytes.Buffer
 	changed := 0
+	check := &checker{path: path, opt: opt, cols: colName, header: headerRaw}
 	for {
 		prev := cr.InputOffset()
 		rec, err := cr.Read()
 		if err == io.EOF {
-			return changed, nil
+			return changed, check.flush()
 		}
 		if err != nil {
 			return fail(err)
@@ -869,6 +949,7 @@ func rewriteCSV(path string, r io.Reader, w *bufio.Writer, comma rune, opt Optio
 				return 0, &Error{File: path, Line: l0, Msg: errChanged}
 			}
 			cells := map[int]string{}
+			var applied []labelKV
 			for _, tg := range ts {
 				c := colOf[tg.q]
 				val, write := tg.next(textJSON(rec[c]))
@@ -880,7 +961,7 @@ func rewriteCSV(path string, r io.Reader, w *bufio.Writer, comma rune, opt Optio
 						return 0, &Error{File: path, Line: l0, Item: id, Question: tg.q, Msg: "a label with a carriage return cannot be written to CSV (a CSV reader turns \\r\\n into \\n); nothing was written"}
 					}
 					cells[c] = nc
-					changed++
+					applied = append(applied, labelKV{tg.q, val})
 				}
 			}
 			if len(cells) > 0 {
@@ -888,6 +969,10 @@ func rewriteCSV(path string, r io.Reader, w *bufio.Writer, comma rune, opt Optio
 				if err != nil {
 					return 0, &Error{File: path, Line: l0, Item: id, Msg: err.Error()}
 				}
+				if err := check.add(l0, out, id, applied); err != nil {
+					return 0, err
+				}
+				changed += len(applied)
 			}
 		}
 		if _, err := w.Write(out); err != nil {

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/jevlab/jevlab/evals/questionset"
@@ -637,8 +640,8 @@ func TestRewriteLineMoved(t *testing.T) {
 		t.Errorf("moved line: %v", err)
 	}
 	out, n, err := editJSONLLine([]byte(`{"id": 7, "state": "s"}`+"\n"), false, "7", ts, Options{})
-	if err != nil || n != 1 || string(out) != `{"id": 7, "state": "s", "labels": {"q": "x"}}`+"\n" {
-		t.Errorf("numeric id: %q %d %v", out, n, err)
+	if err != nil || len(n) != 1 || string(out) != `{"id": 7, "state": "s", "labels": {"q": "x"}}`+"\n" {
+		t.Errorf("numeric id: %q %v %v", out, n, err)
 	}
 }
 
@@ -700,13 +703,13 @@ func FuzzEditJSONLLine(f *testing.F) {
 			cur = nil
 		}
 		if sameLabel(cur, v) {
-			if n != 0 || string(out) != line+"\n" {
+			if len(n) != 0 || string(out) != line+"\n" {
 				t.Fatalf("no-op edit changed %q → %q", line, out)
 			}
 			return
 		}
-		if n != 1 {
-			t.Fatalf("%d changes", n)
+		if len(n) != 1 || n[0].key != q || !sameLabel(n[0].val, v) {
+			t.Fatalf("changes %v", n)
 		}
 		for k, raw := range oldLabels {
 			if k != q && !bytes.Equal(compact(t, newLabels[k]), compact(t, raw)) {
@@ -789,4 +792,114 @@ func FuzzRewriteCSV(f *testing.F) {
 		Parse("d.csv", strings.NewReader(src), opt, nil, func(it Item) error { before[it.ID] = it; return nil })
 		sameExcept(t, before, byID(t, p, opt, nil), map[string]map[string]Label{first.ID: {"q": {-1, label}}})
 	})
+}
+
+// TestRewriteNotRegular: a FIFO (nobody writing) or a directory is
+// refused at once, never opened for a blocking read.
+func TestRewriteNotRegular(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "d.jsonl")
+	if err := exec.Command("mkfifo", fifo).Run(); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	for _, p := range []string{fifo, t.TempDir()} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := RewriteLabels(p, Options{}, []LabelEdit{edit("a", "q", `"x"`)})
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+				t.Errorf("%s: %v", p, err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: RewriteLabels blocked", p)
+		}
+	}
+}
+
+// benchFile writes n demo-triage-like lines, a third of them labelled
+// other, and returns the path.
+func benchFile(b *testing.B, n int) string {
+	b.Helper()
+	var sb strings.Builder
+	queues := []string{"billing", "technical", "other"}
+	for i := range n {
+		fmt.Fprintf(&sb, `{"id": "t-%d", "state": {"message": "I was charged twice for the same order, number %d. I need the extra charge refunded today."}, "labels": {"refund_request": true, "queue": %q, "urgency": 2}}`+"\n", i, i, queues[i%3])
+	}
+	p := filepath.Join(b.TempDir(), "d.jsonl")
+	if err := os.WriteFile(p, []byte(sb.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(sb.Len()))
+	return p
+}
+
+// BenchmarkRewriteLabels: one label fixed in a 100,000-line file (two
+// full reads, one copy, one read-back).
+func BenchmarkRewriteLabels(b *testing.B) {
+	p := benchFile(b, 100_000)
+	vals := []json.RawMessage{json.RawMessage(`"billing"`), json.RawMessage(`"technical"`)}
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := RewriteLabels(p, Options{}, []LabelEdit{{ItemID: "t-50000", Question: "queue", Value: vals[i%2]}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRenameLabels: an option renamed on every third line of a
+// 100,000-line file, back and forth.
+func BenchmarkRenameLabels(b *testing.B) {
+	p := benchFile(b, 100_000)
+	b.ResetTimer()
+	for i := range b.N {
+		m := map[string]string{"other": "general"}
+		if i%2 == 1 {
+			m = map[string]string{"general": "other"}
+		}
+		if n, err := RenameLabels(p, Options{}, "queue", m); err != nil || n != 33_333 {
+			b.Fatal(n, err)
+		}
+	}
+}
+
+// TestCheckRecord: the read-back of a rewritten record fails on a label
+// other than the one meant, a removed label still there, or another id.
+func TestCheckRecord(t *testing.T) {
+	line := []byte(`{"id": "a", "state": "x", "labels": {"q": "b"}, "g": "c"}` + "\n")
+	opt := Options{Format: "jsonl"}
+	ok := []labelKV{{"q", json.RawMessage(`"b"`)}}
+	if err := checkRecord("d.jsonl", 3, line, opt, nil, "a", ok); err != nil {
+		t.Errorf("good record: %v", err)
+	}
+	for name, c := range map[string]struct {
+		id      string
+		cols    map[string]string
+		applied []labelKV
+	}{
+		"other label": {"a", nil, []labelKV{{"q", json.RawMessage(`"c"`)}}},
+		"not removed": {"a", nil, []labelKV{{"q", nil}}},
+		"other id":    {"z", nil, ok},
+		"mapped":      {"a", map[string]string{"q": "g"}, ok},
+	} {
+		err := checkRecord("d.jsonl", 3, line, opt, c.cols, c.id, c.applied)
+		if err == nil || !strings.HasPrefix(err.Error(), "d.jsonl:3: ") || !strings.Contains(err.Error(), "a jevlab bug") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestRenameEscaped: a label spelled with escapes is renamed too (the
+// pre-filter that skips lines without the old text sees the backslash).
+func TestRenameEscaped(t *testing.T) {
+	src := `{"id":1,"state":"s","labels":{"q":"\u006fther"}}` + "\n" + `{"id":2,"state":"other","labels":{"q":"x"}}` + "\n"
+	p := put(t, "d.jsonl", src)
+	n, err := RenameLabels(p, Options{}, "q", map[string]string{"other": "général"})
+	if err != nil || n != 1 {
+		t.Fatalf("%d, %v", n, err)
+	}
+	if got := read(t, p); got != `{"id":1,"state":"s","labels":{"q":"général"}}`+"\n"+`{"id":2,"state":"other","labels":{"q":"x"}}`+"\n" {
+		t.Errorf("got %s", got)
+	}
 }
