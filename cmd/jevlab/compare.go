@@ -10,6 +10,7 @@ import (
 
 	"github.com/jevlab/jevlab/evals/compare"
 	"github.com/jevlab/jevlab/evals/report"
+	"github.com/jevlab/jevlab/evals/workbench"
 )
 
 type compareOptions struct {
@@ -112,19 +113,6 @@ func (a *app) compare(ctx context.Context, refA, refB string, o compareOptions) 
 	if err != nil {
 		return usageErr(err)
 	}
-	var runs [2]compare.RunData
-	for i, ref := range []string{refA, refB} {
-		r, err := db.ResolveRun(ctx, ref)
-		if err != nil {
-			return usageErr(fmt.Errorf("run %q: %w (see jevlab runs)", ref, err))
-		}
-		if runs[i], err = compare.LoadRun(ctx, db, r); err != nil {
-			return err
-		}
-	}
-	if runs[0].ID == runs[1].ID {
-		return usageErr(fmt.Errorf("%s and %s are the same run %s", refA, refB, runs[0].ID))
-	}
 	boot := o.bootstrap
 	if boot <= 0 {
 		boot = -1
@@ -139,11 +127,20 @@ func (a *app) compare(ctx context.Context, refA, refB string, o compareOptions) 
 			allow = append(allow, q)
 		}
 	}
-	copt := compare.Options{Seed: o.seed, Bootstrap: boot, Alpha: o.alpha, AllowChanged: allow, Map: maps}
-	if err := compare.CheckOptions(runs[0], runs[1], copt); err != nil {
-		return usageErr(fmt.Errorf("runs %s and %s: %w", runs[0].ID, runs[1].ID, err))
+	copt := workbench.CompareOptions{Seed: o.seed, Bootstrap: boot, Alpha: o.alpha, AllowChanged: allow, Map: maps}
+	// The workbench's compare screen calls the same use case.
+	cmp, err := workbench.CompareRuns(ctx, db, refA, refB, &copt)
+	var refErr *workbench.RefError
+	var sameErr *workbench.SameRunError
+	var optErr *workbench.OptionsError
+	if errors.As(err, &refErr) || errors.As(err, &sameErr) || errors.As(err, &optErr) {
+		return usageErr(err)
 	}
-	c := compare.Compare(runs[0], runs[1], copt)
+	if err != nil {
+		return err
+	}
+	c := cmp.Comparison
+	runs := [2]*workbench.Run{cmp.A, cmp.B}
 	wo := report.CompareOptions{Flips: o.flips}
 	switch {
 	case o.asJSON:

@@ -12,6 +12,7 @@ import (
 	"github.com/jevlab/jevlab/evals/metrics"
 	"github.com/jevlab/jevlab/evals/questionset"
 	"github.com/jevlab/jevlab/evals/report"
+	"github.com/jevlab/jevlab/evals/workbench"
 	"github.com/jevlab/jevlab/store"
 )
 
@@ -92,7 +93,7 @@ func loadReport(ctx context.Context, db *store.DB, run *store.Run, set *question
 		return nil, usageErr(fmt.Errorf("--target-accuracy %g: must be in (0, 1]", o.targetAcc))
 	}
 	opt.TargetAccuracy = o.targetAcc
-	return report.Load(ctx, db, run, opt, set, g)
+	return loadRunReport(ctx, db, run, opt, set, g)
 }
 
 // writeReport writes the report files o asks for, prints each failed gate
@@ -180,9 +181,20 @@ func writeReportFile(path string, b []byte) error {
 // showMarkdown prints run's full report as Markdown (show --markdown).
 // Stored snapshots carry no gates, so only metrics are shown.
 func (a *app) showMarkdown(ctx context.Context, db *store.DB, run *store.Run) error {
-	rep, err := report.Load(ctx, db, run, defaultMetricOptions(), nil, questionset.Gate{})
+	rep, err := loadRunReport(ctx, db, run, defaultMetricOptions(), nil, questionset.Gate{})
 	if err != nil {
 		return err
 	}
 	return report.WriteMarkdown(a.stdout, rep)
+}
+
+// loadRunReport computes a stored run's report through the workbench's
+// run view — the same use case the evaluate screen calls — with opt and
+// the gates of gates (nil: the snapshot's) plus flags.
+func loadRunReport(ctx context.Context, db *store.DB, run *store.Run, opt metrics.Options, gates *questionset.Set, flags questionset.Gate) (*report.RunReport, error) {
+	v, err := workbench.LoadStoredRun(ctx, db, run, workbench.ViewConfig{Metrics: &opt, Gates: gates, Flags: flags, ReportOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	return v.Report, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/jevlab/jevlab/evals/metrics"
 	"github.com/jevlab/jevlab/evals/questionset"
 	"github.com/jevlab/jevlab/evals/report"
+	"github.com/jevlab/jevlab/evals/workbench"
 	"github.com/jevlab/jevlab/internal/termsafe"
 	"github.com/jevlab/jevlab/store"
 )
@@ -50,7 +51,7 @@ RUN is a run id, a unique prefix of one, latest or latest~N.`,
 			if asMarkdown {
 				return a.showMarkdown(ctx, db, run) // report.go
 			}
-			full, err := report.Load(ctx, db, run, defaultMetricOptions(), nil, questionset.Gate{})
+			full, err := loadRunReport(ctx, db, run, defaultMetricOptions(), nil, questionset.Gate{})
 			if err != nil {
 				return err
 			}
@@ -93,7 +94,7 @@ const maxFailedShown = 5
 // defaultMetricOptions are the metric settings of eval's and show's
 // summaries (seeded, so a report is reproducible).
 func defaultMetricOptions() metrics.Options {
-	return metrics.Options{Seed: 1}
+	return workbench.DefaultMetricOptions()
 }
 
 // summaryOf turns a computed report (report.Load: metrics computed once,

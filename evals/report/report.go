@@ -4,15 +4,12 @@
 package report
 
 import (
-	"context"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/jevlab/jevlab/evals/compare"
 	"github.com/jevlab/jevlab/evals/metrics"
 	"github.com/jevlab/jevlab/evals/questionset"
-	"github.com/jevlab/jevlab/evals/runner"
 	"github.com/jevlab/jevlab/store"
 )
 
@@ -39,40 +36,6 @@ type GateResult struct {
 	Passed bool             `json:"passed"`
 	Source string           `json:"source"` // "question set" or "flag"
 	Msg    string           `json:"message"`
-}
-
-// Load reads a stored run (its question-set snapshot and answers), computes
-// every question's metrics with opt (the noul threshold and min_confidence
-// come from the snapshot) and evaluates the gates of gates (the question-set file the
-// run was made from: snapshots leave gates out, so nil means flags only)
-// plus flags.
-func Load(ctx context.Context, db *store.DB, run *store.Run, opt metrics.Options, gates *questionset.Set, flags questionset.Gate) (*RunReport, error) {
-	snap, err := db.QuestionSet(ctx, run.SetHash)
-	if err != nil {
-		return nil, fmt.Errorf("run %s: question set: %w", run.ID, err)
-	}
-	set, err := runner.ParseSnapshot(run.SetName, snap.Body)
-	if err != nil {
-		return nil, fmt.Errorf("run %s: %w", run.ID, err)
-	}
-	obs := make(map[string][]metrics.Obs, len(set.Questions))
-	err = db.ForEachAnswer(ctx, run.ID, func(a *store.ItemAnswer) error {
-		obs[a.QuestionID] = append(obs[a.QuestionID], ObsOf(a))
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if opt.Model == "" && len(run.Models) > 0 {
-		opt.Model = strings.Join(run.Models, "+")
-	}
-	rep := Build(run, set, obs, opt, questionset.Gate{})
-	if gates == nil {
-		gates = set
-	}
-	rep.Gates = EvaluateGates(gates, flags, rep.Questions)
-	rep.Passed = passed(rep.Gates)
-	return rep, nil
 }
 
 func passed(gs []GateResult) bool {

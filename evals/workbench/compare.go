@@ -33,7 +33,7 @@ func CompareRuns(ctx context.Context, db *store.DB, refA, refB string, opt *Comp
 	for i, ref := range []string{refA, refB} {
 		r, err := db.ResolveRun(ctx, ref)
 		if err != nil {
-			return nil, fmt.Errorf("run %q: %w (see jevlab runs)", ref, err)
+			return nil, &RefError{Ref: ref, Err: err}
 		}
 		runs[i] = r
 		if data[i], err = compare.LoadRun(ctx, db, r); err != nil {
@@ -43,12 +43,43 @@ func CompareRuns(ctx context.Context, db *store.DB, refA, refB string, opt *Comp
 	if runs[0].ID == runs[1].ID {
 		return nil, &SameRunError{A: refA, B: refB, ID: runs[0].ID}
 	}
+	return compareData(runs[0], runs[1], data[0], data[1], opt)
+}
+
+// compareData checks opt against the two runs (a --map or --allow-changed
+// naming what neither run has is the caller's mistake) and compares them.
+func compareData(a, b *Run, da, db compare.RunData, opt *CompareOptions) (*Compared, error) {
 	o := DefaultCompareOptions()
 	if opt != nil {
 		o = *opt
 	}
-	return &Compared{A: runs[0], B: runs[1], Comparison: compare.Compare(data[0], data[1], o)}, nil
+	if err := compare.CheckOptions(da, db, o); err != nil {
+		return nil, &OptionsError{A: a.ID, B: b.ID, Err: err}
+	}
+	return &Compared{A: a, B: b, Comparison: compare.Compare(da, db, o)}, nil
 }
+
+// RefError says a run reference matched no stored run.
+type RefError struct {
+	Ref string
+	Err error
+}
+
+func (e *RefError) Error() string { return fmt.Sprintf("run %q: %v (see jevlab runs)", e.Ref, e.Err) }
+
+// Unwrap returns the store's error.
+func (e *RefError) Unwrap() error { return e.Err }
+
+// OptionsError says comparison options do not fit the two runs.
+type OptionsError struct {
+	A, B string
+	Err  error
+}
+
+func (e *OptionsError) Error() string { return fmt.Sprintf("runs %s and %s: %v", e.A, e.B, e.Err) }
+
+// Unwrap returns the comparison's error.
+func (e *OptionsError) Unwrap() error { return e.Err }
 
 // CompareViews compares two run views already loaded (the workbench keeps
 // them), exactly as CompareRuns would.
@@ -56,11 +87,7 @@ func CompareViews(a, b *RunView, opt *CompareOptions) (*Compared, error) {
 	if a.Run.ID == b.Run.ID {
 		return nil, &SameRunError{A: a.Run.ID, B: b.Run.ID, ID: a.Run.ID}
 	}
-	o := DefaultCompareOptions()
-	if opt != nil {
-		o = *opt
-	}
-	return &Compared{A: a.Run, B: b.Run, Comparison: compare.Compare(a.data, b.data, o)}, nil
+	return compareData(a.Run, b.Run, a.data, b.data, opt)
 }
 
 // SameRunError says both sides of a comparison are one run.

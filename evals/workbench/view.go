@@ -62,6 +62,9 @@ type ViewConfig struct {
 	Gates *questionset.Set
 	// Flags are gate overrides from the command line.
 	Flags Gate
+	// ReportOnly skips the per-item results (Items), for callers that only
+	// print the report (show, eval): less memory on large runs.
+	ReportOnly bool
 }
 
 // LoadRun resolves ref (an id, a unique prefix, latest or latest~N), reads
@@ -72,7 +75,7 @@ func LoadRun(ctx context.Context, db *store.DB, ref string, cfg ViewConfig) (*Ru
 	}
 	run, err := db.ResolveRun(ctx, ref)
 	if err != nil {
-		return nil, fmt.Errorf("run %q: %w (see jevlab runs)", ref, err)
+		return nil, &RefError{Ref: ref, Err: err}
 	}
 	return loadRun(ctx, db, run, cfg)
 }
@@ -91,20 +94,17 @@ func loadRun(ctx context.Context, db *store.DB, run *Run, cfg ViewConfig) (*RunV
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", run.ID, err)
 	}
-	answers, err := db.RunAnswers(ctx, run.ID) // in dataset order
-	if err != nil {
-		return nil, fmt.Errorf("run %s: %w", run.ID, err)
+	v := &RunView{Run: run, Set: set}
+	if !cfg.ReportOnly {
+		v.Items = map[string]map[string]*ItemResult{}
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	v := &RunView{Run: run, Set: set, Items: map[string]map[string]*ItemResult{}}
 	obs := make(map[string][]metrics.Obs, len(set.Questions))
-	for i := range answers {
-		a := &answers[i]
+	// Answers stream in dataset order, so the bootstrap resamples (and so
+	// the intervals) are the same whatever order a concurrent run wrote them.
+	err = db.ForEachAnswer(ctx, run.ID, func(a *store.ItemAnswer) error {
 		obs[a.QuestionID] = append(obs[a.QuestionID], report.ObsOf(a))
-		if a.Repeat != 0 {
-			continue
+		if a.Repeat != 0 || cfg.ReportOnly {
+			return nil
 		}
 		m := v.Items[a.ItemID]
 		if m == nil {
@@ -123,6 +123,13 @@ func loadRun(ctx context.Context, db *store.DB, run *Run, cfg ViewConfig) (*RunV
 			r.Label = *a.Label
 		}
 		m[a.QuestionID] = r
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", run.ID, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	opt := DefaultMetricOptions()
 	if cfg.Metrics != nil {
@@ -143,13 +150,13 @@ func loadRun(ctx context.Context, db *store.DB, run *Run, cfg ViewConfig) (*RunV
 			v.Report.Passed = false
 		}
 	}
-	v.data = compare.FromItemAnswers(run.ID, set.Questions, answers)
-	v.data.Name = run.Name
-	v.data.Model = run.Model
+	// The comparison reads the same observations (compare.LoadRun builds
+	// identical ones), so a comparison of two views equals CompareRuns.
+	v.data = compare.RunData{ID: run.ID, Name: run.Name, Model: run.Model, Questions: set.Questions, Obs: obs,
+		Thresholds: map[string]float64{}}
 	if len(run.Models) > 0 {
 		v.data.Model = strings.Join(run.Models, "+")
 	}
-	v.data.Thresholds = map[string]float64{}
 	for _, e := range set.Questions {
 		v.data.Thresholds[e.ID] = set.Threshold(e.ID)
 	}
