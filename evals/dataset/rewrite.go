@@ -47,16 +47,22 @@ type LabelEdit struct {
 // with the spacing the line already uses; a removed label is deleted from
 // "labels", or set to null in a mapped field (so the field stays in every
 // row). In CSV/TSV only the label cell changes, quoted only when needed;
-// the header is untouched, and a question needs a column already (one is
-// never added, which would rewrite every row).
+// the header is untouched, a question needs a column already (one is
+// never added, which would rewrite every row), and a label with a line
+// break is refused (it would move every later item to another line).
 //
 // The file must read cleanly with the package's reader (labels are not
 // checked against any set: the point may be to repair them). The new
-// content is written to a temporary file beside it, read back and checked,
-// fsynced, and renamed over the file (its mode kept; a symlink's target is
-// rewritten); when no label changes the file is not touched. Unknown item
-// ids, duplicate edits and any other problem are errors (file:line, item
-// id), and then nothing is written. Compressed (.gz) datasets are refused.
+// content goes to a temporary file beside it; every changed record is
+// read back with the package's reader and must carry its new label; the
+// file is fsynced and renamed over the original (its mode kept; a
+// symlink's target is rewritten), unless the original changed on disk
+// meanwhile (size, mtime or identity), which is an error. When no label
+// changes the file is not touched. Unknown item ids, duplicate edits and
+// any other problem are errors (file:line, item id), and then nothing is
+// written. Compressed (.gz) datasets are refused. Two rewrites of one
+// file at the same moment are not serialised: the caller (one workbench)
+// must not run them concurrently.
 func RewriteLabels(path string, opt Options, edits []LabelEdit) (int, error) {
 	p := &plan{byID: map[string][]target{}, lines: map[int]string{}}
 	seen := map[[2]string]bool{}
@@ -957,8 +963,10 @@ func rewriteCSV(path string, r io.Reader, w *bufio.Writer, comma rune, opt Optio
 					continue
 				}
 				if nc := cellText(val); nc != rec[c] {
-					if strings.ContainsRune(nc, '\r') {
-						return 0, &Error{File: path, Line: l0, Item: id, Question: tg.q, Msg: "a label with a carriage return cannot be written to CSV (a CSV reader turns \\r\\n into \\n); nothing was written"}
+					if strings.ContainsAny(nc, "\r\n") {
+						// \r\n would read back as \n, and a line break moves
+						// every later item to another line.
+						return 0, &Error{File: path, Line: l0, Item: id, Question: tg.q, Msg: "a label with a line break cannot be written to a CSV file (label a score by its level index instead); nothing was written"}
 					}
 					cells[c] = nc
 					applied = append(applied, labelKV{tg.q, val})
