@@ -226,3 +226,50 @@ func (s *Session) AskState(ctx context.Context, p provider.Provider, state []byt
 	}
 	return Ask(ctx, p, req)
 }
+
+// SaveRenames rewrites the dataset file's labels through the session's
+// option renames (atomically, in the file's own format, every other byte
+// kept), then forgets the renames: the dataset now says what the set
+// means. It returns how many labels changed. An embedded dataset (the
+// shipped example) or none cannot be rewritten.
+func (s *Session) SaveRenames() (int, error) {
+	if len(s.renames) == 0 {
+		return 0, nil
+	}
+	if s.Dataset.Path == "" || s.Dataset.Open != nil {
+		return 0, fmt.Errorf("the dataset is not a file this workbench can rewrite; save the set to a folder first")
+	}
+	n := 0
+	for _, q := range slices.Sorted(maps.Keys(s.renames)) {
+		if len(s.renames[q]) == 0 {
+			continue
+		}
+		k, err := dataset.RenameLabels(s.Dataset.Path, s.Dataset.Options, q, s.renames[q])
+		n += k
+		if err != nil {
+			return n, fmt.Errorf("rewrite labels of %s: %w", q, err)
+		}
+		delete(s.renames, q)
+	}
+	return n, nil
+}
+
+// SetLabel writes one item's label (value as JSON: an option or level
+// text, a level index, true/false; nil removes it) into the dataset file,
+// checked against the set as it is now first.
+func (s *Session) SetLabel(itemID, q string, value []byte) error {
+	if s.Dataset.Path == "" || s.Dataset.Open != nil {
+		return fmt.Errorf("the dataset is not a file this workbench can rewrite; save the set to a folder first")
+	}
+	if value != nil && string(value) != "null" {
+		question, ok := s.Set.Questions.Get(q)
+		if !ok {
+			return fmt.Errorf("the set has no question %s", q)
+		}
+		if _, _, msg := dataset.ResolveLabel(question, value); msg != "" {
+			return fmt.Errorf("label for %s: %s", q, msg)
+		}
+	}
+	_, err := dataset.RewriteLabels(s.Dataset.Path, s.Dataset.Options, []dataset.LabelEdit{{ItemID: itemID, Question: q, Value: value}})
+	return err
+}

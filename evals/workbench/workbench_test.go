@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/jevlab/jevlab/evals/dataset"
 	"github.com/jevlab/jevlab/evals/questionset"
+	"github.com/jevlab/jevlab/internal/testutil"
 	"github.com/jevlab/jevlab/provider"
 )
 
@@ -235,5 +238,83 @@ func TestTemplateRecordsTheResolvedDataset(t *testing.T) {
 	}
 	if _, open := <-progress; open {
 		t.Fatal("progress not closed")
+	}
+}
+
+// The rename story at the layer: rename other → general, labels count as
+// general within the session; SaveRenames rewrites exactly those labels
+// in the dataset file, after which a fresh read needs no rename.
+func TestSaveRenamesRewritesTheDataset(t *testing.T) {
+	dir := t.TempDir()
+	root := testutil.RepoRoot(t)
+	for _, f := range []string{"questions.yaml", "dataset.jsonl"} {
+		b, err := os.ReadFile(filepath.Join(root, "fixtures", "demo-triage", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set, err := questionset.Load(filepath.Join(dir, "questions.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewSession(set, DatasetFor(set, "", dataset.Options{}), nil)
+	ctx := context.Background()
+	items, err := LoadItems(ctx, set, s.Dataset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	others := 0
+	for _, it := range items {
+		if it.Labels["queue"].Text == "other" {
+			others++
+		}
+	}
+	if others == 0 {
+		t.Fatal("demo-triage has no other labels")
+	}
+	if err := s.RenameOption("queue", "other", "general"); err != nil {
+		t.Fatal(err)
+	}
+	got, stale := s.Labelled(items)
+	if len(stale) != 0 {
+		t.Fatalf("stale %v", stale)
+	}
+	q, _ := set.Questions.Get("queue")
+	gi := q.OptionIndex("general")
+	n := 0
+	for _, it := range got {
+		if l, ok := it.Labels["queue"]; ok && l.Index == gi && l.Text == "general" {
+			n++
+		}
+	}
+	if n != others || s.PendingRenames(items) != others {
+		t.Fatalf("%d general labels, %d pending, want %d", n, s.PendingRenames(items), others)
+	}
+	// Without the session's rename a fresh read would find them stale.
+	if _, stale := NewSession(set, s.Dataset, nil).Labelled(items); len(stale) != others {
+		t.Fatalf("stale without rename: %d", len(stale))
+	}
+	changed, err := s.SaveRenames()
+	if err != nil || changed != others {
+		t.Fatalf("SaveRenames = %d, %v; want %d", changed, err, others)
+	}
+	if len(s.Renames()) != 0 {
+		t.Fatal("renames kept after save")
+	}
+	fresh, err := LoadItems(ctx, set, s.Dataset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, stale := s.Labelled(fresh); len(stale) != 0 {
+		t.Fatalf("stale after rewrite: %v", stale)
+	}
+	if err := s.SetLabel("dt-001", "queue", []byte(`"nope"`)); err == nil {
+		t.Fatal("SetLabel accepted a label naming no option")
+	}
+	if err := s.SetLabel("dt-001", "queue", []byte(`"general"`)); err != nil {
+		t.Fatal(err)
 	}
 }
