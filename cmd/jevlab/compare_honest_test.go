@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/jevlab/jevlab/internal/testutil"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,5 +107,78 @@ func TestCompareNotComparableFailsTheGate(t *testing.T) {
 		if code != 2 || !strings.Contains(errOut, bad.want) {
 			t.Errorf("%v: exit %d, stderr %q, want %q", bad.args, code, errOut, bad.want)
 		}
+	}
+}
+
+// eval and show take --seed and --bootstrap as compare does and print the
+// seed; the default seed stays 1.
+func TestEvalShowSeedAndBootstrap(t *testing.T) {
+	isolate(t)
+	db := filepath.Join(t.TempDir(), "s.db")
+	set := demoSet(t, readFixture(t, "recorded.jsonl"))
+	code, out, errOut := evalRun(t, "eval", "--offline", "--db", db, set, "--seed", "7", "--bootstrap", "300")
+	if code != 0 || !strings.Contains(out, "95% intervals: bootstrap percentile (B=300, seed 7)") {
+		t.Fatalf("eval --seed 7: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, _ = evalRun(t, "show", "--db", db, "latest")
+	if code != 0 || !strings.Contains(out, "(B=1000, seed 1)") {
+		t.Errorf("show default seed:\n%s", out)
+	}
+	code, out, _ = evalRun(t, "show", "--db", db, "latest", "--seed", "9", "--bootstrap", "200", "--json")
+	var rep struct {
+		Questions []struct {
+			Conventions struct {
+				Seed      uint64 `json:"seed"`
+				Bootstrap int    `json:"bootstrap"`
+			} `json:"conventions"`
+		} `json:"questions"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil || rep.Questions[0].Conventions.Seed != 9 || rep.Questions[0].Conventions.Bootstrap != 200 {
+		t.Errorf("show --seed 9 --json: exit %d %v %+v", code, err, rep)
+	}
+	// a different seed moves a bootstrap interval (urgency's ECE), the
+	// same seed reproduces it
+	_, a1, _ := evalRun(t, "show", "--db", db, "latest", "--seed", "2")
+	_, a2, _ := evalRun(t, "show", "--db", db, "latest", "--seed", "2")
+	_, b1, _ := evalRun(t, "show", "--db", db, "latest", "--seed", "3")
+	if a1 != a2 || a1 == b1 {
+		t.Errorf("seeded show not reproducible or seed ignored")
+	}
+	code, out, _ = evalRun(t, "show", "--db", db, "latest", "--markdown", "--seed", "4")
+	if code != 0 || !strings.Contains(out, "seed 4") {
+		t.Errorf("show --markdown --seed 4:\n%s", out)
+	}
+	code, out, _ = evalRun(t, "show", "--db", db, "latest", "--bootstrap", "0")
+	if code != 0 || !strings.Contains(out, "no intervals (--bootstrap 0; seed 1)") || strings.Contains(out, "Wilson") {
+		t.Errorf("show --bootstrap 0:\n%s", out)
+	}
+}
+
+// Banking77 at --target-accuracy 0.9: the fitted cut-point's held-out
+// accuracy 0.87 (lower bound 0.81) misses the target; the line says NOT
+// REACHED and --cutpoints writes the entry with cutpoint null.
+func TestCutpointsFileMarksUnreached(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	cp := filepath.Join(dir, "cut.json")
+	set := filepath.Join(testutil.RepoRoot(t), "fixtures", "banking77", "questions.yaml")
+	code, out, errOut := evalRun(t, "eval", "--offline", "--db", filepath.Join(dir, "b.db"), set, "--target-accuracy", "0.9", "--cutpoints", cp)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "intent cut-point NOT REACHED: target accuracy 0.9 not shown on held-out items (do not load this cut-point)") || !strings.Contains(out, "one-sided 97.5% lower bound") {
+		t.Errorf("summary:\n%s", out)
+	}
+	if !strings.Contains(errOut, "cut-point for intent NOT REACHED (written with cutpoint null)") {
+		t.Errorf("stderr: %s", errOut)
+	}
+	b, err := os.ReadFile(cp)
+	var entries []map[string]any
+	if err != nil || json.Unmarshal(b, &entries) != nil || len(entries) != 1 {
+		t.Fatalf("cutpoints file %v\n%s", err, b)
+	}
+	e := entries[0]
+	if e["cutpoint"] != nil || e["status"] != "not reached" || e["reached"] != false || e["holdout_accuracy_lo_confidence"] != 0.975 || e["fitted_cutpoint"] == nil {
+		t.Errorf("entry %v", e)
 	}
 }

@@ -21,7 +21,32 @@ import (
 type reportFlags struct {
 	junit, markdown, cutpoints     string
 	minAccuracy, maxECE, targetAcc float64
+	stats                          statFlags
 	fs                             *pflag.FlagSet
+}
+
+// statFlags are --seed and --bootstrap, as eval, show and compare take them.
+type statFlags struct {
+	seed      uint64
+	bootstrap int
+}
+
+// bindStatFlags declares --seed (default 1, the canonical seed) and
+// --bootstrap on f.
+func bindStatFlags(f *pflag.FlagSet, o *statFlags) {
+	f.Uint64Var(&o.seed, "seed", 1, "seed of the bootstrap, the cut-point split and the ECE noise floor (printed in the report)")
+	f.IntVar(&o.bootstrap, "bootstrap", metrics.DefaultBootstrap, "bootstrap resamples B (0 or less: no intervals)")
+}
+
+// options returns the metric options of the flags.
+func (o statFlags) options() metrics.Options {
+	opt := defaultMetricOptions()
+	opt.Seed = o.seed
+	opt.Bootstrap = o.bootstrap
+	if o.bootstrap <= 0 {
+		opt.Bootstrap = -1
+	}
+	return opt
 }
 
 // bindReportFlags declares the report flags on f.
@@ -32,7 +57,8 @@ func bindReportFlags(f *pflag.FlagSet, o *reportFlags) {
 	f.Float64Var(&o.minAccuracy, "min-accuracy", 0, "gate: every question's accuracy must be at least this (overrides the set's gates)")
 	f.Float64Var(&o.maxECE, "max-ece", 0, "gate: every question's ECE must be at most this (overrides the set's gates)")
 	f.Float64Var(&o.targetAcc, "target-accuracy", 0.95, "selective accuracy the confidence cut-point must reach (fitted on half the labels, checked on the other)")
-	f.StringVar(&o.cutpoints, "cutpoints", "", "write the fitted confidence cut-points as JSON to PATH (an application can load them)")
+	f.StringVar(&o.cutpoints, "cutpoints", "", "write the fitted confidence cut-points as JSON to PATH (an application can load them; an unreached one has cutpoint null and status \"not reached\")")
+	bindStatFlags(f, &o.stats)
 }
 
 // validate checks the flags before any work is done.
@@ -88,7 +114,10 @@ func loadReport(ctx context.Context, db *store.DB, run *store.Run, set *question
 	if err != nil {
 		return nil, usageErr(err)
 	}
-	opt := defaultMetricOptions()
+	opt := o.stats.options()
+	if o.fs == nil {
+		opt = defaultMetricOptions()
+	}
 	if o.targetAcc <= 0 || o.targetAcc > 1 {
 		return nil, usageErr(fmt.Errorf("--target-accuracy %g: must be in (0, 1]", o.targetAcc))
 	}
@@ -102,10 +131,7 @@ func (a *app) writeReport(rep *report.RunReport, o reportFlags) error {
 	run := rep.Run
 	if o.cutpoints != "" {
 		var b bytes.Buffer
-		cs := report.Cutpoints(rep)
-		if cs == nil {
-			cs = []metrics.Cutpoint{}
-		}
+		cs := report.CutpointFile(rep)
 		if err := report.WriteJSON(&b, cs); err != nil {
 			return err
 		}
@@ -115,6 +141,11 @@ func (a *app) writeReport(rep *report.RunReport, o reportFlags) error {
 		for _, q := range rep.Questions {
 			if q.Selective.Refused != "" {
 				fmt.Fprintf(a.stderr, "jevlab: no cut-point for %s: %s\n", q.ID, q.Selective.Refused)
+			}
+		}
+		for _, c := range cs {
+			if !c.Reached {
+				fmt.Fprintf(a.stderr, "jevlab: cut-point for %s NOT REACHED (written with cutpoint null): %s\n", c.Question, c.Warning)
 			}
 		}
 	}
@@ -180,8 +211,8 @@ func writeReportFile(path string, b []byte) error {
 
 // showMarkdown prints run's full report as Markdown (show --markdown).
 // Stored snapshots carry no gates, so only metrics are shown.
-func (a *app) showMarkdown(ctx context.Context, db *store.DB, run *store.Run) error {
-	rep, err := loadRunReport(ctx, db, run, defaultMetricOptions(), nil, questionset.Gate{})
+func (a *app) showMarkdown(ctx context.Context, db *store.DB, run *store.Run, opt metrics.Options) error {
+	rep, err := loadRunReport(ctx, db, run, opt, nil, questionset.Gate{})
 	if err != nil {
 		return err
 	}

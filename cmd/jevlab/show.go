@@ -23,17 +23,23 @@ import (
 
 func newShowCmd(a *app) *cobra.Command {
 	var asJSON, asMarkdown bool
+	var stats statFlags
 	cmd := &cobra.Command{
 		Use:   "show RUN",
 		Short: "Show one stored run's report",
 		Long: `show prints a stored run: what was asked of what (question set, dataset,
 provider, requested and resolved models), its status and cost, and per
 question n, accuracy, ECE, Brier and errors with 95% bootstrap intervals.
+Beside accuracy stands the mean confidence of the decisions (overconfidence
+is the gap), beside ECE its noise floor. Intervals are seeded (--seed,
+default 1, printed) from --bootstrap resamples; a proportion with few
+successes or failures gets the Wilson interval and says so.
 A question with min_confidence also shows the share of answers routed to
 uncertain (confidence under it) and the accuracy of the rest.
 RUN is a run id, a unique prefix of one, latest or latest~N.`,
 		Example: `  jevlab show latest
-  jevlab show r-20261202 --json`,
+  jevlab show r-20261202 --json
+  jevlab show latest --seed 7 --bootstrap 5000`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -48,10 +54,11 @@ RUN is a run id, a unique prefix of one, latest or latest~N.`,
 			if err != nil {
 				return usageErr(err)
 			}
+			opt := stats.options()
 			if asMarkdown {
-				return a.showMarkdown(ctx, db, run) // report.go
+				return a.showMarkdown(ctx, db, run, opt) // report.go
 			}
-			full, err := loadRunReport(ctx, db, run, defaultMetricOptions(), nil, questionset.Gate{})
+			full, err := loadRunReport(ctx, db, run, opt, nil, questionset.Gate{})
 			if err != nil {
 				return err
 			}
@@ -72,6 +79,7 @@ RUN is a run id, a unique prefix of one, latest or latest~N.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run and its per-question metrics as JSON")
 	cmd.Flags().BoolVar(&asMarkdown, "markdown", false, "print the full report (every metric, reliability, confusion) as Markdown")
 	cmd.MarkFlagsMutuallyExclusive("json", "markdown")
+	bindStatFlags(cmd.Flags(), &stats)
 	return cmd
 }
 
@@ -155,11 +163,23 @@ func renderRunReport(w io.Writer, rep *runReport) {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "question\ttype\tn\tanswered\taccuracy\tECE\tBrier\terrors")
+	fmt.Fprintln(tw, "question\ttype\tn\tanswered\taccuracy\tmean conf\tECE (noise floor)\tBrier\terrors")
 	for _, q := range rep.Questions {
 		acc := fmtEstimate(q.Accuracy)
 		if q.Accuracy.Defined() {
 			acc += fmt.Sprintf(" (%d/%d)", rep.Correct[q.ID], q.Labelled)
+		}
+		conf := "—"
+		if q.MeanConfidence.Defined() {
+			conf = fmt.Sprintf("%.3f", q.MeanConfidence.Value)
+		}
+		ece := fmtEstimate(q.ECE)
+		if q.Noise.FloorDraws > 0 {
+			ece += fmt.Sprintf(" (%.3f", q.Noise.ECEFloorMean)
+			if q.Noise.ECEWithinFloor {
+				ece += ", within"
+			}
+			ece += ")"
 		}
 		errs := 0
 		var kinds []string
@@ -171,9 +191,17 @@ func renderRunReport(w io.Writer, rep *runReport) {
 		if len(kinds) > 0 {
 			errText += " (" + strings.Join(sortedStrings(kinds), ", ") + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", esc(q.ID), esc(string(q.Type)), q.N, q.Answered, acc, fmtEstimate(q.ECE), fmtEstimate(q.Brier), errText)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", esc(q.ID), esc(string(q.Type)), q.N, q.Answered, acc, conf, ece, fmtEstimate(q.Brier), errText)
 	}
 	tw.Flush()
+	if len(rep.Questions) > 0 {
+		fmt.Fprintf(w, "\n%s\n", summaryLegend(rep.Questions))
+	}
+	for _, q := range rep.Questions {
+		if c := q.Selective.Cutpoint; c != nil {
+			fmt.Fprintf(w, "%s cut-point %s\n", esc(q.ID), report.CutpointText(c))
+		}
+	}
 	routed := false
 	for _, q := range rep.Questions {
 		if rt := q.Selective.Routing; rt != nil {
@@ -230,7 +258,19 @@ func fmtEstimate(e metrics.Estimate) string {
 	if e.HasInterval() {
 		s += fmt.Sprintf(" [%.3f, %.3f]", e.Lo, e.Hi)
 	}
-	return s
+	return s + report.IntervalTag(e)
+}
+
+// summaryLegend says under the summary table what its figures are: which
+// intervals (with B and the seed), what mean confidence and the noise
+// floor are.
+func summaryLegend(qs []*metrics.QuestionReport) string {
+	c := qs[0].Conventions
+	iv := fmt.Sprintf("95%% intervals: bootstrap percentile (B=%d, seed %d) unless marked Wilson (a proportion with under %d successes or failures)", c.Bootstrap, c.Seed, metrics.MinTailCount)
+	if c.Bootstrap == 0 {
+		iv = fmt.Sprintf("no intervals (--bootstrap 0; seed %d)", c.Seed)
+	}
+	return iv + fmt.Sprintf("\nmean conf: mean probability of the decided outcome (above accuracy: overconfident) · ECE (noise floor): the mean ECE of a perfectly calibrated model at this n (%d draws); within: ECE at most the floor's p95", c.NoiseFloorDraws)
 }
 
 func orDash(s string) string {

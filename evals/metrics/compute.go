@@ -65,6 +65,10 @@ func Compute(q *provider.Question, obs []Obs, opt Options) *QuestionReport {
 	}
 	r.MeanConfidence = get(MMeanConfidence)
 	r.Overconfidence = get(MOverconfidence)
+	if r.Accuracy.Method == IntervalWilson && r.Overconfidence.Defined() {
+		r.Overconfidence.Lo, r.Overconfidence.Hi = math.NaN(), math.NaN()
+		r.Overconfidence.Method = IntervalUnreliable
+	}
 	r.Brier = get(MBrier)
 	r.LogLoss = get(MLogLoss)
 	r.ECE = get(MECE)

@@ -325,3 +325,13 @@ func TestECEFloorBinomialExact(t *testing.T) {
 		}
 	}
 }
+
+// The gap of a 10/10 accuracy has no interval: its bootstrap inherits the
+// accuracy's collapse (every resample is 10/10).
+func TestOverconfidenceGapUnreliableOnFewErrors(t *testing.T) {
+	rec := loadRecording(t, "demo-triage", "recorded.jsonl")
+	r := Compute(rec.question(t, "refund_request"), rec.obs("refund_request"), Options{Seed: 1, NoiseFloorDraws: -1})
+	if o := r.Overconfidence; o.HasInterval() || o.Method != IntervalUnreliable || !closeTo(o.Value, r.MeanConfidence.Value-1, 1e-12) {
+		t.Errorf("gap %+v", o)
+	}
+}

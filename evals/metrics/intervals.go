@@ -24,6 +24,11 @@ const (
 	// the same value and which has no closed-form interval: no interval is
 	// reported (Lo and Hi are NaN), rather than a degenerate [v, v].
 	IntervalCollapsed = "collapsed"
+	// IntervalUnreliable marks a figure built on a proportion with under
+	// MinTailCount successes or failures (the overconfidence gap of a
+	// 10/10 accuracy): its bootstrap inherits the collapse, so no interval
+	// is reported.
+	IntervalUnreliable = "unreliable"
 )
 
 // MinTailCount is the fewest successes and failures a proportion needs for

@@ -4,6 +4,8 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+
+	"github.com/jevlab/jevlab/evals/metrics"
 )
 
 type junitSuites struct {
@@ -56,16 +58,25 @@ func WriteJUnit(w io.Writer, rep *RunReport) error {
 		s.Properties = []junitProperty{{"run", rep.Run.ID}, {"model", rep.Run.Model}, {"question_set", rep.Run.SetName}}
 	}
 	if len(rep.Questions) > 0 {
-		s.Properties = append(s.Properties, junitProperty{"conventions", Conventions(rep.Questions[0].Conventions)})
+		s.Properties = append(s.Properties, junitProperty{"conventions", ConventionsOf(rep.Questions)})
+		if u := UsageNote(rep); u != "" {
+			s.Properties = append(s.Properties, junitProperty{"usage", u})
+		}
+	}
+	byID := map[string]*metrics.QuestionReport{}
+	for _, q := range rep.Questions {
+		byID[q.ID] = q
 	}
 	if len(rep.Gates) == 0 {
 		for _, q := range rep.Questions {
-			s.Cases = append(s.Cases, junitCase{Name: q.ID + " report", Classname: class + "." + q.ID,
-				SystemOut: fmt.Sprintf("accuracy %s; ECE %s; Brier %s", est(q.Accuracy), est(q.ECE), est(q.Brier))})
+			s.Cases = append(s.Cases, junitCase{Name: q.ID + " report", Classname: class + "." + q.ID, SystemOut: Headline(q)})
 		}
 	}
 	for _, g := range rep.Gates {
 		c := junitCase{Name: fmt.Sprintf("%s %s %g", g.Question, g.Gate, g.Limit), Classname: class + "." + g.Question, SystemOut: g.Msg}
+		if q := byID[g.Question]; q != nil {
+			c.SystemOut += "\n" + Headline(q)
+		}
 		if !g.Passed {
 			c.Failure = &junitFailure{Message: g.Msg, Type: g.Gate, Text: fmt.Sprintf("question %s: gate %s (%s): %s", g.Question, g.Gate, g.Source, g.Msg)}
 			s.Failures++
@@ -84,4 +95,19 @@ func WriteJUnit(w io.Writer, rep *RunReport) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// Headline is one question's figures on one line, as JUnit and other
+// one-line outputs carry them: accuracy (with its interval and count),
+// mean confidence and the gap, ECE with its noise floor, Brier.
+func Headline(q *metrics.QuestionReport) string {
+	acc := est(q.Accuracy)
+	if q.Accuracy.Defined() {
+		acc += fmt.Sprintf(" (%d/%d)", q.Correct, q.Labelled)
+	}
+	s := fmt.Sprintf("accuracy %s; %s; ECE %s, %s; Brier %s", acc, MeanConfidenceText(q), est(q.ECE), ECEFloorText(q), est(q.Brier))
+	if c := q.Selective.Cutpoint; c != nil {
+		s += "; cut-point " + CutpointText(c)
+	}
+	return s
 }

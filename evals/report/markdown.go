@@ -46,10 +46,27 @@ func WriteMarkdown(w io.Writer, rep *RunReport) error {
 			b.WriteString("**Gates: FAILED** ❌\n\n")
 		}
 	}
-	b.WriteString("| question | type | labelled | accuracy | ECE | Brier | log loss | |\n|---|---|---:|---|---|---|---|---|\n")
+	b.WriteString("| question | type | labelled | accuracy | mean confidence | ECE (noise floor) | Brier | log loss | |\n|---|---|---:|---|---|---|---|---|---|\n")
 	for _, q := range rep.Questions {
-		fmt.Fprintf(b, "| `%s` | %s | %d | %s | %s | %s | %s | %s |\n", mdEsc(q.ID), q.Type, q.Labelled,
-			est(q.Accuracy), est(q.ECE), est(q.Brier), est(q.LogLoss), headline(q))
+		acc := est(q.Accuracy)
+		if q.Accuracy.Defined() {
+			acc += fmt.Sprintf(" (%d/%d)", q.Correct, q.Labelled)
+		}
+		ece := est(q.ECE)
+		if q.Noise.FloorDraws > 0 {
+			ece += fmt.Sprintf(" (floor %.3g", q.Noise.ECEFloorMean)
+			if q.Noise.ECEWithinFloor {
+				ece += ", within it"
+			}
+			ece += ")"
+		}
+		fmt.Fprintf(b, "| `%s` | %s | %d | %s | %s | %s | %s | %s | %s |\n", mdEsc(q.ID), q.Type, q.Labelled,
+			mdEsc(acc), mdEsc(est(q.MeanConfidence)), mdEsc(ece), mdEsc(est(q.Brier)), mdEsc(est(q.LogLoss)), mdEsc(headline(q)))
+	}
+	for _, q := range rep.Questions {
+		if c := q.Selective.Cutpoint; c != nil && !c.Reached {
+			fmt.Fprintf(b, "\n- `%s` cut-point %s", mdEsc(q.ID), mdEsc(CutpointText(c)))
+		}
 	}
 	routed := false
 	for _, q := range rep.Questions {
@@ -79,7 +96,10 @@ func WriteMarkdown(w io.Writer, rep *RunReport) error {
 		b.WriteString("```\n\n</details>\n")
 	}
 	if len(rep.Questions) > 0 {
-		fmt.Fprintf(b, "\n<sub>%s</sub>\n", mdEsc(Conventions(rep.Questions[0].Conventions)))
+		fmt.Fprintf(b, "\n<sub>%s</sub>\n", mdEsc(ConventionsOf(rep.Questions)))
+	}
+	if u := UsageNote(rep); u != "" {
+		fmt.Fprintf(b, "\n<sub>%s</sub>\n", mdEsc(u))
 	}
 	_, err := io.WriteString(w, termsafe.Text(b.String())) // names and messages from files and servers: escaped
 	return err

@@ -64,6 +64,8 @@ func ObsOf(a *store.ItemAnswer) metrics.Obs {
 // min_confidence (routing to uncertain) come from set.
 func Build(run *store.Run, set *questionset.Set, obs map[string][]metrics.Obs, opt metrics.Options, flags questionset.Gate) *RunReport {
 	rep := &RunReport{Run: run, Set: set}
+	// The store keeps usage per request (item), never per question.
+	opt.UsagePerRequest = true
 	for _, e := range set.Questions {
 		o := opt
 		o.Threshold = set.Threshold(e.ID)
@@ -179,9 +181,61 @@ func EvaluateGates(set *questionset.Set, flags questionset.Gate, qs []*metrics.Q
 // Regressed reports whether a comparison found a significant regression.
 func Regressed(c *compare.Comparison) bool { return c.Verdict == compare.Regressed }
 
+// CutpointEntry is one entry of the --cutpoints file: the fitted
+// cut-point with its check. An entry whose target was not reached has
+// Cutpoint null and Status "not reached", the fitted value only under
+// FittedCutpoint, so an application that loads "cutpoint" cannot load it by
+// mistake.
+type CutpointEntry struct {
+	Question string   `json:"question"`
+	Status   string   `json:"status"` // "reached" or "not reached"
+	Cutpoint *float64 `json:"cutpoint"`
+	// Warning says, for an unreached entry, why it must not be loaded.
+	Warning        string  `json:"warning,omitempty"`
+	FittedCutpoint float64 `json:"fitted_cutpoint"`
+	Model          string  `json:"model"`
+	Confidence     string  `json:"confidence"`
+	Target         float64 `json:"target"`
+	FitN           int     `json:"fit_n"`
+	FitAccuracy    float64 `json:"fit_accuracy"`
+	FitCoverage    float64 `json:"fit_coverage"`
+	HoldoutN       int     `json:"holdout_n"`
+	// HoldoutAccuracyLo is the one-sided lower bound at
+	// HoldoutAccuracyLoConfidence that Reached is decided on.
+	HoldoutAccuracy             float64 `json:"holdout_accuracy"`
+	HoldoutAccuracyLo           float64 `json:"holdout_accuracy_lo"`
+	HoldoutAccuracyLoConfidence float64 `json:"holdout_accuracy_lo_confidence"`
+	HoldoutCoverage             float64 `json:"holdout_coverage"`
+	Reached                     bool    `json:"reached"`
+	Seed                        uint64  `json:"seed"`
+}
+
+// CutpointFile returns the entries of the --cutpoints file: every fitted
+// cut-point, unreached ones marked and without a loadable value.
+func CutpointFile(rep *RunReport) []CutpointEntry {
+	out := []CutpointEntry{}
+	for _, c := range Cutpoints(rep) {
+		e := CutpointEntry{
+			Question: c.Question, Status: "reached", FittedCutpoint: c.Cutpoint, Model: c.Model, Confidence: c.Confidence,
+			Target: c.Target, FitN: c.FitN, FitAccuracy: c.FitAccuracy, FitCoverage: c.FitCoverage, HoldoutN: c.HoldoutN,
+			HoldoutAccuracy: c.HoldoutAccuracy, HoldoutAccuracyLo: c.HoldoutAccuracyLo, HoldoutAccuracyLoConfidence: c.HoldoutAccuracyLoConfidence,
+			HoldoutCoverage: c.HoldoutCoverage, Reached: c.Reached, Seed: c.Seed,
+		}
+		if c.Reached {
+			v := c.Cutpoint
+			e.Cutpoint = &v
+		} else {
+			e.Status = "not reached"
+			e.Warning = fmt.Sprintf("do not load: held-out accuracy %.3g, one-sided %.1f%% lower bound %.3g < target %.3g", c.HoldoutAccuracy, 100*c.HoldoutAccuracyLoConfidence, c.HoldoutAccuracyLo, c.Target)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
 // Cutpoints returns the fitted confidence cut-points of a run, one per
 // question that has one: the artifact an application loads to answer only
-// above the cut-point.
+// above the cut-point (check Reached before loading one).
 func Cutpoints(rep *RunReport) []metrics.Cutpoint {
 	var out []metrics.Cutpoint
 	for _, q := range rep.Questions {

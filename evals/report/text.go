@@ -12,15 +12,86 @@ import (
 	"github.com/jevlab/jevlab/internal/termsafe"
 )
 
-// est formats an estimate as "0.842 [0.806, 0.876]" ("—" when undefined).
+// est formats an estimate as "0.842 [0.806, 0.876]" ("—" when
+// undefined), naming an interval that is not the bootstrap's: "1 [0.7225,
+// 1] Wilson", "1 (no interval: every resample agrees)".
 func est(e metrics.Estimate) string {
 	if !e.Defined() {
 		return "—"
 	}
 	if !e.HasInterval() {
-		return fmt.Sprintf("%.4g", e.Value)
+		return fmt.Sprintf("%.4g", e.Value) + IntervalTag(e)
 	}
-	return fmt.Sprintf("%.4g [%.4g, %.4g]", e.Value, e.Lo, e.Hi)
+	return fmt.Sprintf("%.4g [%.4g, %.4g]", e.Value, e.Lo, e.Hi) + IntervalTag(e)
+}
+
+// IntervalTag is what a figure's text carries after its interval to say
+// which it is: "" for the bootstrap (the stated default), " Wilson",
+// " Newcombe", or " (no interval: every resample agrees)".
+func IntervalTag(e metrics.Estimate) string {
+	switch e.Method {
+	case metrics.IntervalWilson:
+		return " Wilson"
+	case metrics.IntervalNewcombe:
+		return " Newcombe"
+	case metrics.IntervalCollapsed:
+		return " (no interval: every resample agrees)"
+	case metrics.IntervalUnreliable:
+		return " (no interval: too few errors or successes)"
+	}
+	return ""
+}
+
+// ECEFloorText is the ECE's noise floor as every output states it:
+// "floor 0.0198 (p95 0.092, 1000 draws): within it" — within means the ECE
+// is at most the floor's p95, indistinguishable from a perfectly
+// calibrated model at this n. "floor —" when none was drawn.
+func ECEFloorText(q *metrics.QuestionReport) string {
+	nz := q.Noise
+	if nz.FloorDraws == 0 {
+		return "floor —"
+	}
+	s := fmt.Sprintf("floor %.3g (p95 %.3g, %d draws)", nz.ECEFloorMean, nz.ECEFloorP95, nz.FloorDraws)
+	if nz.ECEWithinFloor {
+		return s + ": within it, indistinguishable from perfect calibration at this n"
+	}
+	return s + ": above it"
+}
+
+// MeanConfidenceText is the mean confidence of the decisions beside the
+// accuracy and their gap: "mean confidence 0.912 [0.9, 0.92] · gap +0.134
+// [+0.1, +0.17] (overconfident)".
+func MeanConfidenceText(q *metrics.QuestionReport) string {
+	if !q.MeanConfidence.Defined() {
+		return "mean confidence —"
+	}
+	s := "mean confidence " + est(q.MeanConfidence)
+	o := q.Overconfidence
+	if !o.Defined() {
+		return s
+	}
+	g := fmt.Sprintf(" · gap %+.3g", o.Value) + IntervalTag(o)
+	if o.HasInterval() {
+		g += fmt.Sprintf(" [%+.3g, %+.3g]", o.Lo, o.Hi)
+		switch {
+		case o.Lo > 0:
+			g += " (overconfident)"
+		case o.Hi < 0:
+			g += " (underconfident)"
+		}
+	}
+	return s + g
+}
+
+// CutpointText is the cut-point line: whether the target was reached (on
+// the held-out one-sided 97.5% lower bound) first, in plain words.
+func CutpointText(c *metrics.Cutpoint) string {
+	head := fmt.Sprintf("REACHED: confidence >= %.3g gives accuracy >= %.3g", c.Cutpoint, c.Target)
+	if !c.Reached {
+		head = fmt.Sprintf("NOT REACHED: target accuracy %.3g not shown on held-out items (do not load this cut-point); best fitted cut confidence >= %.3g", c.Target, c.Cutpoint)
+	}
+	return fmt.Sprintf("%s — fitted on %d (coverage %.3g), held out %d: accuracy %.3g, one-sided %.1f%% lower bound %.3g %s %.3g, coverage %.3g (seed %d)",
+		head, c.FitN, c.FitCoverage, c.HoldoutN, c.HoldoutAccuracy, 100*c.HoldoutAccuracyLoConfidence, c.HoldoutAccuracyLo, map[bool]string{true: ">=", false: "<"}[c.Reached], c.Target, c.HoldoutCoverage, c.Seed)
 }
 
 func num(v float64) string {
@@ -38,14 +109,71 @@ func WriteJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// Conventions returns the one-line statement of how the numbers were made.
+// Conventions returns the one-line statement of how the numbers were made
+// (for one question; ConventionsOf states a whole report's).
 func Conventions(c metrics.Conventions) string {
-	boot := fmt.Sprintf("bootstrap percentile 95%% intervals, B=%d, seed %d", c.Bootstrap, c.Seed)
+	boot := fmt.Sprintf("95%% intervals: bootstrap percentile (B=%d, seed %d), Wilson for a proportion with under %d successes or failures, Newcombe for an AUROC with a class under %d or at 0 or 1, none where every resample agrees", c.Bootstrap, c.Seed, metrics.MinTailCount, metrics.MinTailCount)
 	if c.Bootstrap == 0 {
-		boot = fmt.Sprintf("no bootstrap intervals (seed %d)", c.Seed)
+		boot = fmt.Sprintf("no intervals (seed %d)", c.Seed)
 	}
-	return fmt.Sprintf("%s; ECE over %d bins (equal-width (lo,hi] and equal-mass, ties never split), MCE over bins with n>=%d; log loss clipped at ε=%g; Brier %s; latency nearest-rank; metrics use each item's first repeat",
-		boot, c.Bins, c.MinBinCount, c.EpsilonLogLoss, c.Brier)
+	return fmt.Sprintf("%s; ECE over %d bins (equal-width (lo,hi] and equal-mass, ties never split), MCE over bins with n>=%d, noise floor from %d perfectly calibrated draws; log loss clipped at ε=%g; Brier %s; latency nearest-rank; metrics use each item's first repeat",
+		boot, c.Bins, c.MinBinCount, c.NoiseFloorDraws, c.EpsilonLogLoss, c.Brier)
+}
+
+// BrierConventions explains Brier for every question type in qs, e.g.
+// "Brier: nouls binary (p−y)², range 0–1; choice and score summed over the
+// K options or levels, range 0–2".
+func BrierConventions(qs []*metrics.QuestionReport) string {
+	var noul, multi []string
+	for _, q := range qs {
+		if q.Noul != nil {
+			noul = append(noul, q.ID)
+		} else {
+			multi = append(multi, q.ID)
+		}
+	}
+	var parts []string
+	if len(noul) > 0 {
+		parts = append(parts, "binary (p−y)² for nouls, range 0–1 ("+strings.Join(noul, ", ")+")")
+	}
+	if len(multi) > 0 {
+		parts = append(parts, "Σₖ (pₖ−yₖ)² summed over the K options or levels for choice and score, range 0–2 ("+strings.Join(multi, ", ")+")")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Brier: " + strings.Join(parts, "; ")
+}
+
+// ConventionsOf states a report's conventions: the first question's
+// (intervals, seed, bins: the same for every question of a report) with
+// Brier explained per question type, and the decision confidence.
+func ConventionsOf(qs []*metrics.QuestionReport) string {
+	if len(qs) == 0 {
+		return ""
+	}
+	c := qs[0].Conventions
+	boot := fmt.Sprintf("95%% intervals: bootstrap percentile (B=%d, seed %d), Wilson for a proportion with under %d successes or failures, Newcombe for an AUROC with a class under %d or at 0 or 1, none where every resample agrees", c.Bootstrap, c.Seed, metrics.MinTailCount, metrics.MinTailCount)
+	if c.Bootstrap == 0 {
+		boot = fmt.Sprintf("no intervals (seed %d)", c.Seed)
+	}
+	return fmt.Sprintf("%s; ECE over %d bins (equal-width (lo,hi] and equal-mass, ties never split), MCE over bins with n>=%d, noise floor from %d perfectly calibrated draws; log loss clipped at ε=%g; %s; mean confidence = the probability each answer gives its decision (a noul's p, or 1−p when decided false at its threshold); latency nearest-rank; metrics use each item's first repeat",
+		boot, c.Bins, c.MinBinCount, c.NoiseFloorDraws, c.EpsilonLogLoss, BrierConventions(qs))
+}
+
+// UsageNote says, once per report, that tokens and cost are per request
+// only when the questions' usage could not be attributed ("" otherwise).
+func UsageNote(rep *RunReport) string {
+	for _, q := range rep.Questions {
+		if q.UsagePerRequest {
+			s := "tokens and cost are reported per request (every question of an item at once), so per question they are —"
+			if r := rep.Run; r != nil {
+				s += fmt.Sprintf("; the run's total: %d in · %d out · $%.4f", r.InputTokens, r.OutputTokens, r.CostUSD)
+			}
+			return s
+		}
+	}
+	return ""
 }
 
 // WriteText writes the full human-readable report of a run.
@@ -60,7 +188,10 @@ func WriteText(w io.Writer, rep *RunReport) error {
 		fmt.Fprintf(b, "question set %s · dataset %s · model %s → %s\n", r.SetName, dash(r.DatasetPath), r.Model, dash(strings.Join(r.Models, ", ")))
 	}
 	if len(rep.Questions) > 0 {
-		fmt.Fprintf(b, "conventions: %s\n", Conventions(rep.Questions[0].Conventions))
+		fmt.Fprintf(b, "conventions: %s\n", ConventionsOf(rep.Questions))
+	}
+	if u := UsageNote(rep); u != "" {
+		fmt.Fprintf(b, "%s\n", u)
 	}
 	for _, q := range rep.Questions {
 		b.WriteString("\n")
@@ -100,10 +231,14 @@ func writeQuestionText(b *strings.Builder, q *metrics.QuestionReport) {
 	b.WriteString("\n")
 	row := func(name, val string) { fmt.Fprintf(b, "  %-20s %s\n", name, val) }
 	acc := est(q.Accuracy)
+	if q.Accuracy.Defined() {
+		acc += fmt.Sprintf(" (%d/%d)", q.Correct, q.Labelled)
+	}
 	if q.Noul != nil {
 		acc += fmt.Sprintf("  (p >= %.3g)", q.Conventions.Threshold)
 	}
 	row("accuracy", acc)
+	row("", MeanConfidenceText(q))
 	switch {
 	case q.Choice != nil:
 		row("macro-F1", est(q.Choice.MacroF1))
@@ -132,10 +267,8 @@ func writeQuestionText(b *strings.Builder, q *metrics.QuestionReport) {
 	}
 	row("log loss", ll)
 	row("ECE equal-width", fmt.Sprintf("%s  (%d of %d bins used; MCE %s)", est(q.ECE), q.EffectiveBins, q.Conventions.Bins, num(q.MCE.Value)))
+	row("", "noise "+ECEFloorText(q))
 	row("ECE equal-mass", fmt.Sprintf("%s  (%d bins; MCE %s)", est(q.ECEMass), q.EffectiveBinsMass, num(q.MCEMass.Value)))
-	if q.Noise.FloorDraws > 0 {
-		row("ECE noise floor", fmt.Sprintf("mean %.4g, p95 %.4g (perfectly calibrated outcomes at this n)", q.Noise.ECEFloorMean, q.Noise.ECEFloorP95))
-	}
 	if n := q.Noul; n != nil {
 		row("AUROC", est(n.AUROC))
 		row("AUPRC", est(n.AUPRC))
@@ -164,18 +297,21 @@ func writeQuestionText(b *strings.Builder, q *metrics.QuestionReport) {
 	sel := q.Selective
 	row("selective", fmt.Sprintf("confidence = %s · AURC %s · E-AURC %s", sel.ConfidenceName, est(sel.AURC), num(sel.EAURC)))
 	if c := sel.Cutpoint; c != nil {
-		row("cut-point", fmt.Sprintf("confidence >= %.3g for accuracy %.3g: fitted on %d (coverage %.3g), held out %d: accuracy %.3g (95%% lower bound %.3g) coverage %.3g (seed %d)",
-			c.Cutpoint, c.Target, c.FitN, c.FitCoverage, c.HoldoutN, c.HoldoutAccuracy, c.HoldoutAccuracyLo, c.HoldoutCoverage, c.Seed))
+		row("cut-point", CutpointText(c))
 	} else if sel.Refused != "" {
-		row("cut-point", "none: "+sel.Refused)
+		row("cut-point", "NOT REACHED: none fitted: "+sel.Refused)
 	}
 	if rt := sel.Routing; rt != nil {
 		row("routing", rt.String())
 	}
 	if l := q.Latency; l.N > 0 {
 		row("latency", fmt.Sprintf("p50 %.0f ms · p95 %.0f ms · p99 %.0f ms (n %d, nearest-rank)", l.P50, l.P95, l.P99, l.N))
+	} else {
+		row("latency", "— (n 0: no provider round trip; every answer came from a recording or the store)")
 	}
-	if q.Tokens.Input+q.Tokens.Output > 0 || q.CostUSD > 0 {
+	if q.UsagePerRequest {
+		row("tokens / cost", "— (per request only)")
+	} else {
 		row("tokens / cost", fmt.Sprintf("%d in · %d out · $%.4f", q.Tokens.Input, q.Tokens.Output, q.CostUSD))
 	}
 	if nz := q.Noise; nz.Items > 0 {
