@@ -22,10 +22,12 @@ type Prediction struct {
 	CaseID    string
 	Model     string
 	LatencyMS float64
-	Usage     *provider.Usage
-	Answers   json.RawMessage
-	Error     string
-	Line      int
+	// LatencyRaw is latency_ms as written (its number spelling kept).
+	LatencyRaw json.RawMessage
+	Usage      *provider.Usage
+	Answers    json.RawMessage
+	Error      string
+	Line       int
 }
 
 var predictionKeys = []string{"case_id", "model", "latency_ms", "usage", "answers", "error"}
@@ -69,6 +71,7 @@ func LoadPredictions(file string, data []byte) (preds []Prediction, extra []stri
 			if p.LatencyMS, err = strconv.ParseFloat(string(bytes.TrimSpace(m["latency_ms"])), 64); err != nil {
 				return errAt(file, line, "case %s: latency_ms must be a number or null", id)
 			}
+			p.LatencyRaw = bytes.TrimSpace(m["latency_ms"])
 		}
 		if !isNull(m["usage"]) {
 			var u provider.Usage
@@ -584,9 +587,9 @@ func writeExchange(b *bytes.Buffer, set *questionset.Set, model string, c *Case,
 		fmt.Fprintf(b, `, "usage": {"input_tokens": %d, "output_tokens": %d}`, p.Usage.InputTokens, p.Usage.OutputTokens)
 	}
 	b.WriteString(`}`)
-	if p.LatencyMS > 0 {
+	if p.LatencyRaw != nil {
 		b.WriteString(`, "latency_ms": `)
-		b.WriteString(strconv.FormatFloat(p.LatencyMS, 'f', -1, 64))
+		b.Write(p.LatencyRaw)
 	}
 	b.WriteString(`, "uncertain": ["/request/model"`)
 	if shuffled {

@@ -5,11 +5,6 @@ import "errors"
 // JevEvalFiles names a jev-eval run's files.
 type JevEvalFiles struct{ Config, Data, Cache string }
 
-// ImportJEVL is not written yet.
-func ImportJEVL(files []string, runs bool) (*Folder, error) {
-	return nil, errors.New("--from jevl: not supported yet")
-}
-
 // ImportJevEval is not written yet.
 func ImportJevEval(f JevEvalFiles, runs bool) (*Folder, error) {
 	return nil, errors.New("--from jev-eval: not supported yet")
