@@ -135,7 +135,7 @@ func TestExportPlayground(t *testing.T) {
 		t.Fatal(errOut)
 	}
 	code, _, errOut = runWithStdin(t, "", "export", "--to", "pdf", set)
-	if code != 2 || !strings.Contains(errOut, `--to "pdf": the only export target is playground`) {
+	if code != 2 || !strings.Contains(errOut, `--to "pdf": export targets are playground, jevl and jev-packs`) {
 		t.Errorf("--to pdf: exit %d %s", code, errOut)
 	}
 }
