@@ -182,3 +182,128 @@ func TestCutpointsFileMarksUnreached(t *testing.T) {
 		t.Errorf("entry %v", e)
 	}
 }
+
+// banking77Copy copies the shipped Banking77 set into a temp dir with rec as
+// its recording.
+func banking77Copy(t *testing.T, rec []byte) string {
+	t.Helper()
+	src := filepath.Join(testutil.RepoRoot(t), "fixtures", "banking77")
+	dir := t.TempDir()
+	for _, name := range []string{"questions.yaml", "dataset.jsonl"} {
+		b, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "recorded.jsonl"), rec, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "questions.yaml")
+}
+
+// flipIntents moves the first n answers with one top option to their
+// least probable option (swapping the two probabilities), leaving the
+// requests untouched so the recording still matches.
+func flipIntents(t *testing.T, rec []byte, n int) []byte {
+	t.Helper()
+	var out []byte
+	done := 0
+	for _, line := range strings.SplitAfter(string(rec), "\n") {
+		if strings.TrimSpace(line) == "" || done == n {
+			out = append(out, line...)
+			continue
+		}
+		var ex map[string]json.RawMessage
+		var resp map[string]json.RawMessage
+		var answers map[string]json.RawMessage
+		var intent struct {
+			Type          string             `json:"type"`
+			Choice        string             `json:"choice"`
+			Confidence    float64            `json:"confidence"`
+			Probabilities map[string]float64 `json:"probabilities"`
+		}
+		if json.Unmarshal([]byte(line), &ex) != nil || json.Unmarshal(ex["response"], &resp) != nil ||
+			json.Unmarshal(resp["answers"], &answers) != nil || json.Unmarshal(answers["intent"], &intent) != nil {
+			t.Fatalf("recording line: %.80s", line)
+		}
+		top, low, ties := "", "", 0
+		for k, p := range intent.Probabilities {
+			if top == "" || p > intent.Probabilities[top] || p == intent.Probabilities[top] && k < top {
+				top = k
+			}
+			if low == "" || p < intent.Probabilities[low] || p == intent.Probabilities[low] && k < low {
+				low = k
+			}
+		}
+		for _, p := range intent.Probabilities {
+			if p == intent.Probabilities[top] {
+				ties++
+			}
+		}
+		if ties > 1 || intent.Choice != top {
+			out = append(out, line...)
+			continue
+		}
+		intent.Probabilities[top], intent.Probabilities[low] = intent.Probabilities[low], intent.Probabilities[top]
+		intent.Choice = low
+		var err error
+		if answers["intent"], err = json.Marshal(intent); err != nil {
+			t.Fatal(err)
+		}
+		resp["answers"], _ = json.Marshal(answers)
+		ex["response"], _ = json.Marshal(resp)
+		b, _ := json.Marshal(ex)
+		out = append(append(out, b...), '\n')
+		done++
+	}
+	if done != n {
+		t.Fatalf("flipped %d of %d", done, n)
+	}
+	return out
+}
+
+// issue 9: a Banking77 comparison with 289 flips listed 50 in --json and
+// said "… 40 more in --json" in text. Now --json holds all 289 and the text
+// shows the first 10 and how to see them all.
+func TestCompare289FlipsAllInJSON(t *testing.T) {
+	isolate(t)
+	db := filepath.Join(t.TempDir(), "b.db")
+	rec, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "fixtures", "banking77", "recorded.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evalOffline(t, db, banking77Copy(t, rec))
+	evalOffline(t, db, banking77Copy(t, flipIntents(t, rec, 289)))
+	code, out, errOut := evalRun(t, "compare", "--db", db, "latest~1", "latest", "--json", "--bootstrap", "100")
+	var c struct {
+		A, B      struct{ ID string }
+		Questions []struct {
+			Flips struct {
+				Fixed, Broken, Changed int
+				Items                  []struct {
+					Item    string  `json:"item"`
+					PLabelA float64 `json:"p_label_a"`
+				} `json:"items"`
+			} `json:"flips"`
+		} `json:"questions"`
+	}
+	if err := json.Unmarshal([]byte(out), &c); code != 0 || err != nil {
+		t.Fatalf("exit %d %v\n%s", code, err, errOut)
+	}
+	f := c.Questions[0].Flips
+	if n := f.Fixed + f.Broken + f.Changed; n != 289 || len(f.Items) != 289 {
+		t.Fatalf("flips counted %d, listed %d; want 289 and 289", n, len(f.Items))
+	}
+	code, out, _ = evalRun(t, "compare", "--db", db, "latest~1", "latest", "--bootstrap", "100")
+	want := "… 279 more (289 flips in all): see every one with jevlab compare " + c.A.ID + " " + c.B.ID + " --json (or --flips -1)"
+	if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "p(label)") {
+		t.Errorf("text lacks %q:\n%s", want, out)
+	}
+	code, out, _ = evalRun(t, "compare", "--db", db, "latest~1", "latest", "--bootstrap", "100", "--flips", "-1")
+	if code != 0 || strings.Count(out, "  p(label) ") != 289 {
+		t.Errorf("--flips -1 lists %d", strings.Count(out, "  p(label) "))
+	}
+}
