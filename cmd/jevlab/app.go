@@ -38,6 +38,8 @@ type app struct {
 	rps         float64
 	timeout     time.Duration
 	keyEnv      string
+	// maxFixtureLine is --max-fixture-line: the longest fixture line read.
+	maxFixtureLine int
 
 	// Input bounds (issue 10): files from strangers cannot exhaust memory.
 	maxSetSize      inputfile.Size
@@ -70,6 +72,7 @@ func (a *app) bindGlobalFlags(root *cobra.Command) {
 	f.Float64Var(&a.rps, "rps", 15, "requests per second at most (TypeSafe allows 1,200/min)")
 	f.DurationVar(&a.timeout, "timeout", 30*time.Second, "per-attempt timeout")
 	f.StringVar(&a.keyEnv, "key-env", "TYPESAFE_API_KEY", "environment variable holding the API key")
+	f.IntVar(&a.maxFixtureLine, "max-fixture-line", 64<<20, "longest fixture line read, in bytes; longer lines are skipped with a warning")
 	a.maxSetSize = questionset.DefaultMaxFileBytes
 	a.maxLineSize = dataset.DefaultMaxLineBytes
 	a.maxDecompressed = dataset.DefaultMaxDecompressedBytes

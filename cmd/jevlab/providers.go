@@ -163,6 +163,8 @@ func (a *app) provider(ctx context.Context, set *questionset.Set) (provider.Prov
 		Upstream: upstream,
 		Fresh:    a.fresh,
 		MissHint: hint,
+		// Fixture files come from strangers: bounded lines (--max-fixture-line).
+		MaxLineBytes: a.maxFixtureLine,
 	}
 	if key := a.apiKey(); key != "" {
 		cfg.Secrets = []string{key}

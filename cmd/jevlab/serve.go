@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"sort"
@@ -75,24 +73,7 @@ addresses are allowed. Ctrl-C stops it and prints what it served.`,
 
 // checkLoopback refuses any address that is not loopback: the stand-in is a
 // test server and must not be reachable from the network.
-func checkLoopback(addr string) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("--addr %q: %v; give host:port such as 127.0.0.1:8089", addr, err)
-	}
-	if host == "localhost" {
-		return nil
-	}
-	ip := net.ParseIP(host)
-	if ip == nil || !ip.IsLoopback() {
-		what := host
-		if host == "" {
-			what = "every interface"
-		}
-		return fmt.Errorf("--addr %q listens on %s; the stand-in only serves loopback (127.0.0.1, ::1 or localhost)", addr, what)
-	}
-	return nil
-}
+func checkLoopback(addr string) error { return standin.CheckLoopbackAddr(addr) }
 
 func (a *app) serve(ctx context.Context, o serveOptions) error {
 	if err := checkLoopback(o.addr); err != nil {
@@ -110,14 +91,14 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	}
 	var torn int
 	for _, path := range a.fixtures {
-		exs, warns, err := fixtures.ReadFile(path)
+		exs, warns, err := fixtures.ReadFileWith(path, fixtures.ReadOptions{MaxLineBytes: a.maxFixtureLine})
 		if err != nil {
 			return usageErr(err)
 		}
 		for _, w := range warns {
-			fmt.Fprintf(a.stderr, "jevlab: warning: %v (line skipped)\n", w)
+			fmt.Fprintf(a.stderr, "jevlab: warning: %v\n", w)
 		}
-		torn += len(warns)
+		torn += fixtures.BadLines(warns)
 		cfg.Exchanges = append(cfg.Exchanges, exs...)
 	}
 	s, err := standin.New(cfg)
@@ -129,7 +110,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		fmt.Fprintf(a.stderr, "jevlab: warning: fixtures: %v\n", w)
 	}
 
-	ln, err := net.Listen("tcp", o.addr)
+	ln, err := standin.Listen(o.addr)
 	if err != nil {
 		return failErr(fmt.Errorf("listen on %s: %w (is another jevlab serve running? try --addr 127.0.0.1:0)", o.addr, err))
 	}
@@ -139,7 +120,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	fmt.Fprintf(a.stdout, "  %s\n", serveSummary(len(a.fixtures), len(cfg.Exchanges), torn, s, o, cfg.APIKey != ""))
 	fmt.Fprintln(a.stdout, "  Ctrl-C to stop")
 
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	srv := standin.NewHTTPServer(s, standin.ServerLimits{})
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	done := make(chan error, 1)

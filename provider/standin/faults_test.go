@@ -215,9 +215,11 @@ func TestRateLimit(t *testing.T) {
 
 func TestTimeoutRespectsContext(t *testing.T) {
 	s := mustNew(t, Config{Synthetic: true, Faults: Faults{TimeoutRate: 1}})
+	// The start is taken before the deadline is set, so on a loaded machine
+	// the elapsed time can only be longer than the timeout, never shorter.
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
-	start := time.Now()
 	done := make(chan struct{})
 	go func() { do(s, ctx, faultBody); close(done) }()
 	select {

@@ -26,6 +26,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jevlab/jevlab/provider"
@@ -169,12 +170,26 @@ func New(cfg Config) (*Client, error) {
 	}
 	c.sem = make(chan struct{}, c.concurrency)
 	c.ad = newAdaptive(cfg.RPS)
+	plainKey := c.hasKey && strings.HasPrefix(base, "http://")
 	if cfg.HTTPClient != nil {
 		hc := *cfg.HTTPClient
 		hc.CheckRedirect = noRedirects
+		if t, ok := hc.Transport.(*http.Transport); ok && plainKey {
+			t = t.Clone()
+			dial := t.DialContext
+			if dial == nil {
+				dial = (&net.Dialer{Timeout: 10 * time.Second}).DialContext
+			}
+			t.DialContext = loopbackOnly(dial)
+			hc.Transport = t
+		}
 		c.hc = &hc
 	} else {
-		c.hc = &http.Client{Transport: newTransport(c.concurrency), CheckRedirect: noRedirects}
+		t := newTransport(c.concurrency)
+		if plainKey {
+			t.DialContext = loopbackOnly(t.DialContext)
+		}
+		c.hc = &http.Client{Transport: t, CheckRedirect: noRedirects}
 	}
 	c.enc = newEncoder(cfg.Limits)
 	return c, nil
@@ -208,6 +223,51 @@ func newTransport(concurrency int) *http.Transport {
 }
 
 func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// dialFunc is http.Transport.DialContext.
+type dialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// loopbackOnly wraps dial for a client that sends its key over plain http
+// (allowed only to loopback): the peer actually connected to must be a
+// loopback address, or the connection is closed before a byte is written.
+// The base URL's host was checked by name; this checks where the name led
+// (a "localhost" that resolves elsewhere is refused).
+func loopbackOnly(dial dialFunc) dialFunc {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		if !peerIsLoopback(conn.RemoteAddr()) {
+			peer := conn.RemoteAddr().String()
+			conn.Close()
+			return nil, &notLoopbackError{addr: addr, peer: peer}
+		}
+		return conn, nil
+	}
+}
+
+// notLoopbackError refuses a plain-http peer that is not on this machine.
+type notLoopbackError struct{ addr, peer string }
+
+func (e *notLoopbackError) Error() string {
+	return fmt.Sprintf("refusing to send the API key over plain http: %s connected to %s, which is not a loopback address (use https, or a loopback address such as 127.0.0.1)", e.addr, e.peer)
+}
+
+func peerIsLoopback(a net.Addr) bool {
+	switch v := a.(type) {
+	case *net.TCPAddr:
+		return v.IP.IsLoopback()
+	case *net.UnixAddr:
+		return true // a local socket
+	}
+	host, _, err := net.SplitHostPort(a.String())
+	if err != nil {
+		host = a.String()
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
 
 func orInt(v, d int) int {
 	if v <= 0 {
@@ -472,6 +532,10 @@ func (c *Client) attemptOnce(ctx context.Context, method, url string, body []byt
 func (c *Client) transportError(ctx, actx context.Context, err error) *provider.Error {
 	if ctx.Err() != nil {
 		return ctxError(ctx, 0)
+	}
+	var nl *notLoopbackError
+	if errors.As(err, &nl) {
+		return &provider.Error{Kind: provider.KindInvalid, Message: nl.Error(), Err: err}
 	}
 	if actx.Err() != nil || isTimeout(err) {
 		return &provider.Error{Kind: provider.KindTimeout, Message: fmt.Sprintf("no response within %s", c.timeout), Err: err}
