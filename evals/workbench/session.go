@@ -212,9 +212,23 @@ func StaleQuestions(stale []StaleLabel) []string {
 // session's template. The set is snapshotted before the run starts, so
 // edits made while it runs do not reach it.
 func (s *Session) StartRun(ctx context.Context, items []Item, name, resume string, progress chan<- Progress) (string, error) {
-	labelled, _ := s.Labelled(items)
+	spec, _ := s.PrepareRun(items, name, resume, "")
+	return s.Template.StartRun(ctx, spec, progress)
+}
+
+// PrepareRun is the part of StartRun that reads the session: the labels
+// resolved against the set as it is now (the stale ones returned, to be
+// said), the set snapshotted (with model, when not empty, as its model)
+// and the resolved dataset path. The workbench calls it in Update and runs
+// s.Template.StartRun(ctx, spec, progress) in a tea.Cmd, so the run never
+// touches the session while the user edits it.
+func (s *Session) PrepareRun(items []Item, name, resume, model string) (RunSpec, []StaleLabel) {
+	labelled, stale := s.Labelled(items)
 	set := s.Set.Clone()
-	return s.Template.StartRun(ctx, RunSpec{Set: set, DatasetPath: s.Dataset.Path, Items: labelled, Name: name, Resume: resume}, progress)
+	if model != "" {
+		set.Model = model
+	}
+	return RunSpec{Set: set, DatasetPath: s.Dataset.Path, Items: labelled, Name: name, Resume: resume}, stale
 }
 
 // AskState asks the session's set about state (nil: its working state)
