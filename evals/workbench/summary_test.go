@@ -72,7 +72,9 @@ func TestRunViewSummaries(t *testing.T) {
 		"c": {ch([]float64{.4, .4, .2}, "technical", .4), nl(.2)},
 		"d": {ch([]float64{.6, .3, .1}, "billing", .6), nl(.8)},
 	}
-	lab := func(q string, i int, text string) map[string]dataset.Label { return map[string]dataset.Label{q: {Index: i, Text: text}} }
+	lab := func(q string, i int, text string) map[string]dataset.Label {
+		return map[string]dataset.Label{q: {Index: i, Text: text}}
+	}
 	items := []Item{
 		{ID: "a", State: json.RawMessage(`"a"`), Labels: merge(lab("queue", 0, "billing"), lab("urgent", 1, "true"))},
 		{ID: "b", State: json.RawMessage(`"b"`), Labels: merge(lab("queue", 2, "other"), lab("urgent", 1, "true"))},
