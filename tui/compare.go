@@ -3,146 +3,140 @@ package tui
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/jevlab/jevlab/evals/compare"
+	"github.com/jevlab/jevlab/evals/workbench"
+	"github.com/jevlab/jevlab/internal/termsafe"
 )
 
-type comparedMsg struct {
-	a, b *runAnalysis
-	c    *compare.Comparison
-	err  error
-}
+type (
+	// compareMsg asks the compare screen to compare run b (the
+	// candidate) against run a (the baseline, the first pick).
+	compareMsg  struct{ a, b *workbench.Run }
+	comparedMsg struct {
+		a, b *workbench.RunView
+		c    *workbench.Compared
+		err  error
+	}
+)
 
 // flipRow is one flipped item of one question.
 type flipRow struct {
 	q    string
-	item compare.FlipItem
+	item workbench.FlipItem
 }
 
 type compareModel struct {
 	e       *env
 	w, h    int
 	busy    bool
-	err     error
-	a, b    *runAnalysis
-	c       *compare.Comparison
+	a, b    *workbench.RunView
+	c       *workbench.Comparison
 	flips   []flipRow
-	cursor  int
+	total   int // flips counted (every one is listed once compare lists them all)
+	list    list
 	open    bool
 	head    []string // drawn summary
 	fl      []string // drawn flipped-item rows
 	detail  []string // drawn side-by-side item
-	scroll  int
+	dscroll list
 	pending compareMsg
+	keys    bindings
 }
 
-func newCompareScreen(e *env) screen { return &compareModel{e: e} }
+func newCompareScreen(e *env) screen {
+	m := &compareModel{e: e, list: newList(), dscroll: newScroll()}
+	k := e.keys
+	listing := func() bool { return !m.open && m.c != nil }
+	opened := func() bool { return m.open }
+	m.keys = bindings{
+		bind(k.Open, "Flipped items", m.openFlip).inBar().enabledWhen(func() bool { return listing() && len(m.flips) > 0 }).withDesc("both runs' answers"),
+		bind(k.Back, "Flipped item", func() tea.Cmd { m.open = false; return nil }).inBar().enabledWhen(opened),
+		bind(k.Runs, "Compare", nil).inBar().withDesc("runs: pick A and B"),
+	}
+	for _, b := range m.list.navBindings(k, "Flipped items") {
+		m.keys = append(m.keys, b.enabledWhen(listing))
+	}
+	for _, b := range m.dscroll.navBindings(k, "Flipped item") {
+		m.keys = append(m.keys, b.enabledWhen(opened))
+	}
+	m.keys[3], m.keys[4] = m.keys[3].inBar(), m.keys[4].inBar()
+	return m
+}
 
 func (m *compareModel) capturing() bool { return false }
+func (m *compareModel) help() helpMap   { return m.keys.help() }
 
 func (m *compareModel) resize(w, h int) {
 	m.w, m.h = w, h
 	m.draw()
 }
 
+func (m *compareModel) openFlip() tea.Cmd {
+	if _, ok := m.list.selected(); ok {
+		m.open = true
+		m.drawDetail()
+	}
+	return nil
+}
+
 func (m *compareModel) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case compareMsg:
-		m.busy, m.err, m.open, m.cursor, m.pending = true, nil, false, 0, msg
-		db, ctx := m.e.opt.DB, m.e.ctx
-		m.e.say("comparing %s → %s…", msg.a, msg.b)
+		m.busy, m.open, m.pending = true, false, msg
+		db, ctx := m.e.sess.Template.DB, m.e.ctx
+		m.e.say("comparing A %s → B %s…", msg.a.ID, msg.b.ID)
 		return func() tea.Msg {
-			a, err := analyzeRun(ctx, db, msg.a)
+			a, err := workbench.LoadStoredRun(ctx, db, msg.a, workbench.ViewConfig{})
 			if err != nil {
 				return comparedMsg{err: err}
 			}
-			b, err := analyzeRun(ctx, db, msg.b)
+			b, err := workbench.LoadStoredRun(ctx, db, msg.b, workbench.ViewConfig{})
 			if err != nil {
 				return comparedMsg{err: err}
 			}
-			return comparedMsg{a: a, b: b, c: compare.Compare(a.data, b.data, compare.Options{})}
+			c, err := workbench.CompareViews(a, b, nil) // DefaultCompareOptions: seed 1, as jevlab compare
+			return comparedMsg{a: a, b: b, c: c, err: err}
 		}
 	case comparedMsg:
-		m.busy, m.err = false, msg.err
+		m.busy = false
 		if msg.err != nil {
 			m.e.fail("compare: %s", firstLine(msg.err.Error()))
 			return nil
 		}
-		m.a, m.b, m.c = msg.a, msg.b, msg.c
-		m.flips = m.flips[:0]
+		m.a, m.b, m.c = msg.a, msg.b, msg.c.Comparison
+		m.flips, m.total = m.flips[:0], 0
 		for _, q := range m.c.Questions {
+			m.total += q.Flips.Fixed + q.Flips.Broken + q.Flips.Changed
 			for _, f := range q.Flips.Items {
 				m.flips = append(m.flips, flipRow{q: q.ID, item: f})
 			}
 		}
 		// Rank across questions by the shift of the true label's probability.
-		sortFlips(m.flips)
+		sort.SliceStable(m.flips, func(i, j int) bool { return math.Abs(m.flips[i].item.Shift) > math.Abs(m.flips[j].item.Shift) })
+		m.list.home()
 		m.e.say("verdict: %s", m.c.Verdict)
 		m.draw()
 	case tea.KeyMsg:
-		return m.key(msg)
+		cmd, _ := m.keys.handle(msg)
+		return cmd
 	}
 	return nil
 }
 
-func sortFlips(f []flipRow) {
-	for i := 1; i < len(f); i++ {
-		for j := i; j > 0 && math.Abs(f[j].item.Shift) > math.Abs(f[j-1].item.Shift); j-- {
-			f[j], f[j-1] = f[j-1], f[j]
-		}
-	}
-}
-
-func (m *compareModel) key(msg tea.KeyMsg) tea.Cmd {
-	k := m.e.keys
-	if m.open {
-		switch {
-		case key.Matches(msg, k.Back):
-			m.open, m.scroll = false, 0
-		case key.Matches(msg, k.Up):
-			m.scroll = max(0, m.scroll-1)
-		case key.Matches(msg, k.Down):
-			m.scroll = min(m.scroll+1, max(0, len(m.detail)-1))
-		}
-		return nil
-	}
-	switch {
-	case key.Matches(msg, k.Up):
-		m.cursor = max(0, m.cursor-1)
-	case key.Matches(msg, k.Down):
-		m.cursor = max(0, min(len(m.flips)-1, m.cursor+1))
-	case key.Matches(msg, k.Open):
-		if m.cursor < len(m.flips) {
-			m.open, m.scroll = true, 0
-			m.drawDetail()
-		}
-	}
-	return nil
-}
-
-func (m *compareModel) help() helpMap {
-	k := m.e.keys
-	if m.open {
-		return helpMap{short: []key.Binding{k.Up, k.Down, k.Back}}
-	}
-	return helpMap{short: []key.Binding{k.Up, k.Down, withHelp(k.Open, "enter", "open flipped item"), k.Runs},
-		full: [][]key.Binding{{withHelp(k.Open, "enter", "both runs' answers side by side"), k.Back}, k.navKeys()}}
-}
-
-func fmtDelta(d compare.Delta) string {
+func fmtDelta(d workbench.Delta) string {
 	v := d.Delta
-	s := fmt.Sprintf("%+.3f [%+.3f,%+.3f]", v.Value, v.Lo, v.Hi)
 	if math.IsNaN(v.Value) {
 		return "—"
 	}
-	return s
+	return fmt.Sprintf("%+.3f [%+.3f,%+.3f]", v.Value, v.Lo, v.Hi)
 }
 
-// draw precomputes the summary: verdict, per-question deltas, flips.
+// draw precomputes the summary: verdict, per-question deltas (questions
+// that cannot be compared named with why), flips.
 func (m *compareModel) draw() {
 	st := &m.e.st
 	w := max(20, m.w-1)
@@ -152,14 +146,38 @@ func (m *compareModel) draw() {
 	}
 	c := m.c
 	verdict := st.Good
-	if len(c.Regressions) > 0 {
+	switch {
+	case len(c.Regressions) > 0:
 		verdict = st.Bad
+	case c.Verdict == workbench.NotComparable:
+		verdict = st.Warn
+	}
+	name := func(id, n, model string) string {
+		if n != "" {
+			id += " " + termsafe.String(n)
+		}
+		return id + " (" + termsafe.String(model) + ")"
 	}
 	l := []string{
-		st.Focused.Render(fit(fmt.Sprintf(" Compare A %s (%s) → B %s (%s)", c.A.ID, c.A.Model, c.B.ID, c.B.Model), w)),
-		" verdict: " + verdict.Render(c.Verdict),
-		st.Muted.Render(fit(fmt.Sprintf("   %-14s %-22s %-26s %-26s %s", "question", "verdict", "Δ accuracy [95%]", "Δ Brier [95%]", "fixed/broken"), w)),
+		st.Focused.Render(fit(fmt.Sprintf(" Compare A %s → B %s · seed %d", name(c.A.ID, c.A.Name, c.A.Model), name(c.B.ID, c.B.Name, c.B.Model), workbench.CanonicalSeed), w)),
+		fit(" verdict: "+verdict.Render(c.Verdict), w),
 	}
+	var notComparable []string
+	for _, q := range c.Questions {
+		if q.Verdict == workbench.NotComparable {
+			why := q.Reason
+			if why == "" {
+				why = q.Why
+			}
+			notComparable = append(notComparable, termsafe.String(q.ID)+" — "+termsafe.String(why))
+		}
+	}
+	if len(notComparable) > 0 {
+		for _, s := range wrapText("not comparable: "+strings.Join(notComparable, "; "), w-2, 4) {
+			l = append(l, st.Warn.Render(" "+s))
+		}
+	}
+	l = append(l, st.Muted.Render(fit(fmt.Sprintf("   %-14s %-16s %-23s %-23s %s", "question", "verdict", "Δ accuracy [95%]", "Δ Brier [95%]", "fixed/broken"), w)))
 	for _, q := range c.Questions {
 		var acc, brier string
 		for _, d := range q.Deltas {
@@ -172,22 +190,30 @@ func (m *compareModel) draw() {
 		}
 		vs := st.Muted
 		switch q.Verdict {
-		case compare.Improved:
+		case workbench.Improved:
 			vs = st.Good
-		case compare.Regressed:
+		case workbench.Regressed:
 			vs = st.Bad
+		case workbench.NotComparable:
+			vs = st.Warn
 		}
-		row := fmt.Sprintf("   %-14s %s %-26s %-26s %d/%d", truncID(q.ID, 14), vs.Render(fit(q.Verdict, 22)), acc, brier, q.Flips.Fixed, q.Flips.Broken)
-		l = append(l, padRight(row, w))
-		if q.Reason != "" {
-			l = append(l, st.Muted.Render(fit("     "+q.Reason, w)))
-		}
+		row := fmt.Sprintf("   %-14s %s %-23s %-23s %d/%d", midTrunc(termsafe.String(q.ID), 14), vs.Render(fit(q.Verdict, 16)), acc, brier, q.Flips.Fixed, q.Flips.Broken)
+		l = append(l, fit(row, w))
 	}
-	l = append(l, "", st.Focused.Render(fit(fmt.Sprintf(" Flipped items (%d), ranked by the shift in the true label's probability — enter opens", len(m.flips)), w)))
+	title := fmt.Sprintf(" Flipped items (%d), ranked by the shift in the true label's probability", m.total)
+	if len(m.flips) < m.total {
+		title = fmt.Sprintf(" Flipped items: %d listed of %d, ranked by the shift in the true label's probability", len(m.flips), m.total)
+	}
+	l = append(l, "", st.Focused.Render(fit(title, w)))
 	m.head = l
 	m.fl = m.fl[:0]
 	for _, f := range m.flips {
 		m.fl = append(m.fl, m.flipLine(f, w))
+	}
+	m.list.setLen(len(m.fl))
+	m.list.setHeight(max(1, m.h-len(m.head)-1))
+	if m.open {
+		m.drawDetail()
 	}
 }
 
@@ -200,33 +226,36 @@ func (m *compareModel) flipLine(f flipRow, w int) string {
 	case "broken":
 		kind = st.Bad
 	}
-	return padRight(fmt.Sprintf("   %s %s %s true %s: %s → %s  P(true) %.3f → %.3f (%+.3f)", kind.Render(fit(f.item.Kind, 7)), fit(f.item.ItemID, 10), fit(f.q, 12),
-		f.item.Label, f.item.A, f.item.B, f.item.PTrueA, f.item.PTrueB, f.item.Shift), w)
+	it := f.item
+	return padRight(fmt.Sprintf("   %s %s %s label: %s · A %s → B %s · P(true) %.3f → %.3f (%+.3f)", kind.Render(fit(it.Kind, 7)), fit(termsafe.String(it.ItemID), 10),
+		fit(termsafe.String(f.q), 12), termsafe.String(it.Label), termsafe.String(it.A), termsafe.String(it.B), it.PTrueA, it.PTrueB, it.Shift), w)
 }
 
 // drawDetail draws the selected flipped item's answers in both runs side
 // by side, the true label marked.
 func (m *compareModel) drawDetail() {
 	st := &m.e.st
-	f := m.flips[m.cursor]
+	i, ok := m.list.selected()
+	if !ok {
+		m.open = false
+		return
+	}
+	f := m.flips[i]
 	half := max(20, (m.w-3)/2)
-	chart := func(ra *runAnalysis) []string {
-		q := ra.question(f.q)
+	chart := func(v *workbench.RunView) []string {
+		q := v.Question(f.q)
 		if q == nil {
 			return []string{st.Muted.Render("question not in this run")}
 		}
-		in := chartInput{ID: f.q, Q: q, Threshold: ra.set.Threshold(f.q), True: -1, Width: half}
-		if lab, ok := ra.labels[f.item.ItemID][f.q]; ok {
-			in.True = lab
-		}
-		if r := ra.byItem[f.item.ItemID][f.q]; r != nil {
-			in.Cur, in.CurQ, in.Err = r.ans, r.asked, r.err
+		in := chartInput{ID: f.q, Q: q, Threshold: v.Set.Threshold(f.q), True: -1, Width: half}
+		if r := v.Items[f.item.ItemID][f.q]; r != nil {
+			in.True, in.Cur, in.CurQ, in.Err = r.Label, r.Answer, q, r.Err
 		}
 		return renderChart(in, st)
 	}
 	left, right := chart(m.a), chart(m.b)
-	l := []string{st.Focused.Render(fit(fmt.Sprintf(" Item %s · %s · %s (true: %s)", f.item.ItemID, f.q, f.item.Kind, f.item.Label), m.w-1)),
-		padRight(st.Key.Render(" A "+m.a.run.ID), half) + " │ " + st.Key.Render("B "+m.b.run.ID)}
+	l := []string{st.Focused.Render(fit(fmt.Sprintf(" Item %s · %s · %s (label: %s)", termsafe.String(f.item.ItemID), termsafe.String(f.q), f.item.Kind, termsafe.String(f.item.Label)), m.w-1)),
+		padRight(st.Key.Render(" A "+m.a.Run.ID+" (baseline)"), half) + " │ " + st.Key.Render("B "+m.b.Run.ID)}
 	for i := 0; i < max(len(left), len(right)); i++ {
 		a, b := "", ""
 		if i < len(left) {
@@ -238,34 +267,26 @@ func (m *compareModel) drawDetail() {
 		l = append(l, padRight(a, half)+" │ "+b)
 	}
 	m.detail = l
+	m.dscroll.setLen(len(l))
+	m.dscroll.setHeight(m.h)
 }
 
 func (m *compareModel) view(w, h int) string {
 	st := &m.e.st
 	switch {
 	case m.busy:
-		return st.Muted.Render(fmt.Sprintf(" comparing %s → %s…", m.pending.a, m.pending.b))
+		return st.Muted.Render(fmt.Sprintf(" comparing A %s → B %s…", m.pending.a.ID, m.pending.b.ID))
 	case m.c == nil:
-		return st.Muted.Render(" Pick two runs on the runs screen (4, then space on each) to compare them here.")
+		return st.Muted.Render(" Pick two runs on the runs screen (4, then space on each: the first is A, the baseline) to compare them here.")
 	case m.open:
-		end := min(len(m.detail), m.scroll+h)
-		return strings.Join(m.detail[min(m.scroll, end):end], "\n")
+		return joinLines(m.dscroll.render(m.detail, nil))
 	}
 	lines := append([]string(nil), m.head...)
-	room := max(1, h-len(lines))
-	top := 0
-	if m.cursor >= room {
-		top = m.cursor - room + 1
-	}
-	for i := top; i < len(m.fl) && i < top+room; i++ {
-		row := m.fl[i]
-		if i == m.cursor {
-			row = st.Selected.Render(stripForSelect(row))
-		}
-		lines = append(lines, row)
-	}
+	lines = append(lines, m.list.render(m.fl, func(s string) string { return st.Selected.Render(stripForSelect(s)) })...)
 	if len(m.flips) == 0 {
 		lines = append(lines, st.Muted.Render("   no flipped items"))
+	} else if more := m.list.more(); more != "" {
+		lines = append(lines, st.Muted.Render(fit("   "+more+" · ↓/pgdn scroll", w)))
 	}
-	return strings.Join(lines, "\n")
+	return joinLines(lines)
 }

@@ -1,37 +1,31 @@
 package tui
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/jevlab/jevlab/evals/dataset"
+	"github.com/jevlab/jevlab/evals/workbench"
+	"github.com/jevlab/jevlab/internal/termsafe"
 	"github.com/jevlab/jevlab/provider"
 )
 
 // Messages of the dataset screen.
 type (
 	datasetLoadedMsg struct {
-		items []dataset.Item
+		items []workbench.Item
 		err   error
 	}
 	itemDoneMsg struct {
-		itemID  string
-		asked   provider.Questions
-		answers []provider.Answer
-		err     error
+		itemID string
+		asked  *workbench.Asked
+		err    error
 	}
-	// itemAnswersMsg carries a finished evaluation's answers by item and
-	// question id, so the dataset screen can show correctness.
-	itemAnswersMsg struct {
-		runID   string
-		answers map[string]map[string]*itemResult
-	}
+	// runResultsMsg carries a finished evaluation, so the dataset screen
+	// can show each item's correctness in that run.
+	runResultsMsg struct{ v *workbench.RunView }
 )
 
 // itemResult is one item's answer to one question, with the question as
@@ -52,52 +46,81 @@ const (
 
 var filterNames = [...]string{"all", "wrong only", "low confidence"}
 
-// lowConfidence is the confidence under which an answer counts as low.
-const lowConfidence = 0.6
-
 type datasetModel struct {
 	e       *env
 	w, h    int
 	loading bool
 	loadErr error
-	items   []dataset.Item
-	results map[string]map[string]*itemResult // item → question → result
-	runID   string                            // evaluation the results came from
+	items   []workbench.Item // as loaded (labels as text)
+	// labelled are items with labels resolved against the set as it is
+	// now (through the session's renames), on every rebuild; stale names
+	// the labels that name nothing any more, excluded.
+	labelled []workbench.Item
+	stale    []workbench.StaleLabel
+	results  map[string]map[string]*itemResult // item → question → result
+	runID    string                            // evaluation the results came from
 
 	filter    int
 	query     string
 	filtering bool
 	input     textinput.Model
 
-	rows   []int    // indices into items after filtering
-	lines  []string // drawn rows
-	cursor int
-
-	open      bool     // detail view of the selected item
-	detail    []string // drawn detail
-	scroll    int
-	running   map[string]bool
-	cancelRun context.CancelFunc
+	list    list
+	lines   []string // one per row of list
+	open    bool     // detail view of the selected item
+	detail  []string // drawn detail
+	dscroll list
+	running map[string]bool
+	keys    bindings
+	typeKey bindings
 }
 
 func newDatasetScreen(e *env, _ *designModel) screen {
-	return &datasetModel{e: e, results: map[string]map[string]*itemResult{}, running: map[string]bool{},
-		input: newTextInput("/"), loading: e.opt.Dataset != nil}
+	m := &datasetModel{e: e, results: map[string]map[string]*itemResult{}, running: map[string]bool{},
+		input: newTextInput("/"), loading: e.sess.Dataset.Path != "", list: newList(), dscroll: newScroll()}
+	k := e.keys
+	listing := func() bool { return !m.open }
+	opened := func() bool { return m.open }
+	m.keys = bindings{
+		bind(k.Open, "Items", m.openItem).inBar().enabledWhen(listing).withDesc("open item"),
+		bind(k.Run, "Items", m.runItem).inBar().withDesc("run item"),
+		bind(k.Filter, "Items", func() tea.Cmd { m.filtering = true; return m.input.Focus() }).inBar().enabledWhen(listing).withDesc("filter (!x inverts)"),
+		bind(k.Cycle, "Items", m.cycle).inBar().enabledWhen(listing),
+		bind(k.Back, "Items", m.clearFilter).enabledWhen(func() bool { return listing() && (m.query != "" || m.filter != filterAll) }).withDesc("clear filter"),
+		bind(k.Back, "Item", func() tea.Cmd { m.open = false; return nil }).inBar().enabledWhen(opened),
+	}
+	nav := m.list.navBindings(k, "Navigate")
+	nav[0], nav[1] = nav[0].inBar(), nav[1].inBar()
+	for _, b := range nav {
+		m.keys = append(m.keys, b.enabledWhen(listing))
+	}
+	for _, b := range m.dscroll.navBindings(k, "Item") {
+		m.keys = append(m.keys, b.enabledWhen(opened))
+	}
+	m.typeKey = bindings{bind(k.Accept, "Filter", nil).inBar().withDesc("keep filter"), bind(k.Back, "Filter", nil).inBar().withDesc("clear")}
+	return m
 }
 
 func (m *datasetModel) init() tea.Cmd {
-	load := m.e.opt.Dataset
-	if load == nil {
+	ds := m.e.sess.Dataset
+	if ds.Path == "" {
 		return nil
 	}
-	ctx := m.e.ctx
+	ctx, set := m.e.ctx, m.e.set.Clone() // the loader reads a copy: the editor may change the set meanwhile
 	return func() tea.Msg {
-		items, err := load(ctx)
+		items, err := workbench.LoadItems(ctx, set, ds)
 		return datasetLoadedMsg{items: items, err: err}
 	}
 }
 
 func (m *datasetModel) capturing() bool { return m.filtering }
+
+func (m *datasetModel) help() helpMap {
+	if m.filtering {
+		return m.typeKey.help()
+	}
+	return m.keys.help()
+}
 
 func (m *datasetModel) resize(w, h int) {
 	m.w, m.h = w, h
@@ -105,94 +128,92 @@ func (m *datasetModel) resize(w, h int) {
 	m.rebuild()
 }
 
-// correct reports whether an item's answer to question id matches its
-// label: 1 right, 0 wrong, -1 unknown (no label or no answer).
-func (m *datasetModel) correct(it *dataset.Item, id string) int {
-	lab, ok := it.Labels[id]
+// answer lays out an item's result for question id against the set as it
+// is now, with the item's label marked: the decision, right/wrong and the
+// low-confidence band all come from the layer.
+func (m *datasetModel) answer(it *workbench.Item, id string) (workbench.AnswerView, *itemResult) {
 	r := m.results[it.ID][id]
-	q, qok := m.e.set.Questions.Get(id)
-	if !ok || r == nil || r.ans == nil || !qok || lab.Index < 0 {
-		return -1
+	q, ok := m.e.set.Questions.Get(id)
+	if r == nil || !ok {
+		return workbench.AnswerView{DecisionIndex: -1}, r
 	}
-	dec := decisionIndex(r.ans, r.asked, q, m.e.set.Threshold(id))
-	if dec == lab.Index {
+	o := workbench.ViewOptions{Threshold: m.e.set.Threshold(id), True: -1, Asked: r.asked}
+	if l, ok := it.Labels[id]; ok {
+		o.True = l.Index
+	}
+	return workbench.View(q, r.ans, o), r
+}
+
+// correct is 1 right, 0 wrong, -1 unknown (no label or no answer).
+func (m *datasetModel) correct(it *workbench.Item, id string) int {
+	av, _ := m.answer(it, id)
+	switch {
+	case !av.LabelKnown || av.DecisionIndex < 0:
+		return -1
+	case av.Right:
 		return 1
 	}
 	return 0
 }
 
-// decisionIndex is the decided outcome as an index of the current question
-// q (choice matched by label).
-func decisionIndex(a *provider.Answer, asked, q *provider.Question, threshold float64) int {
-	switch a.Type {
-	case provider.Choice:
-		return q.OptionIndex(a.Choice)
-	default:
-		return a.Decision(threshold)
-	}
-}
-
-// rebuild filters the items and draws the rows: done when items, results,
-// the filter or the width change, never in View.
+// rebuild resolves the labels, filters the items and draws the rows: done
+// when items, results, the filter, the set or the width change, never in
+// View.
 func (m *datasetModel) rebuild() {
-	m.rows = m.rows[:0]
+	m.labelled, m.stale = m.e.sess.Labelled(m.items)
+	ids := m.e.set.Questions.IDs()
 	q := strings.ToLower(m.query)
 	invert := strings.HasPrefix(q, "!")
 	q = strings.TrimPrefix(q, "!")
-	ids := m.e.set.Questions.IDs()
-	for i := range m.items {
-		it := &m.items[i]
+	m.list.filter(len(m.labelled), func(i int) bool {
+		it := &m.labelled[i]
 		if !m.keep(it, ids) {
-			continue
+			return false
 		}
-		if q != "" {
-			hit := strings.Contains(strings.ToLower(it.ID), q) || strings.Contains(strings.ToLower(string(it.State)), q)
-			for _, l := range it.Labels {
-				hit = hit || strings.Contains(strings.ToLower(l.Text), q)
-			}
-			if hit == invert {
-				continue
-			}
+		if q == "" {
+			return true
 		}
-		m.rows = append(m.rows, i)
-	}
-	if m.cursor >= len(m.rows) {
-		m.cursor = max(0, len(m.rows)-1)
-	}
+		hit := strings.Contains(strings.ToLower(it.ID), q) || strings.Contains(strings.ToLower(string(it.State)), q)
+		for _, l := range it.Labels {
+			hit = hit || strings.Contains(strings.ToLower(l.Text), q)
+		}
+		return hit != invert
+	})
+	m.list.setHeight(m.room())
 	m.lines = m.lines[:0]
 	st := &m.e.st
 	idW := 10
 	labW := min(24, max(10, (m.w-idW-12)/3))
-	for _, i := range m.rows {
-		it := &m.items[i]
+	for _, i := range m.list.rows {
+		it := &m.labelled[i]
 		var labs, marks []string
 		conf := ""
 		for _, id := range ids {
 			if l, ok := it.Labels[id]; ok {
-				labs = append(labs, m.labelShort(id, l))
+				labs = append(labs, m.labelShort(id, l.Index, l.Text))
 			}
+			av, r := m.answer(it, id)
 			switch m.correct(it, id) {
 			case 1:
-				marks = append(marks, st.Good.Render("✓"))
+				marks = append(marks, st.Good.Render(workbench.MarkTrue))
 			case 0:
-				marks = append(marks, st.Bad.Render("✗"))
+				marks = append(marks, st.Bad.Render(workbench.MarkWrong))
 			default:
-				if r := m.results[it.ID][id]; r != nil && r.err != "" {
+				if r != nil && r.err != "" {
 					marks = append(marks, st.Warn.Render("!"))
 				} else {
 					marks = append(marks, st.Faint.Render("·"))
 				}
 			}
-			if r := m.results[it.ID][id]; r != nil && r.ans != nil && r.ans.HasConfidence && conf == "" {
-				conf = fmt.Sprintf("%.2f", r.ans.Confidence)
+			if av.HasConfidence && conf == "" {
+				conf = workbench.Prob(av.Confidence)
 			}
 		}
 		if m.running[it.ID] {
 			conf = "…"
 		}
-		mk := strings.Join(marks, "")
-		line := fmt.Sprintf(" %s %s %s %4s  %s", fit(it.ID, idW), padRight(mk, max(3, len(ids))), fit(strings.Join(labs, ","), labW), conf,
-			oneLine(it.State))
+		line := fmt.Sprintf(" %s %s %s %4s  %s", fit(termsafe.String(it.ID), idW), padRight(strings.Join(marks, ""), max(3, len(ids))),
+			fit(midTrunc(termsafe.String(strings.Join(labs, ",")), labW), labW), conf, oneLine(it.State))
 		m.lines = append(m.lines, padRight(line, m.w))
 	}
 	if m.open {
@@ -200,17 +221,33 @@ func (m *datasetModel) rebuild() {
 	}
 }
 
+// room is the number of item rows in view.
+func (m *datasetModel) room() int {
+	n := m.h - 2 // title, column heads
+	if m.filtering {
+		n--
+	}
+	if len(m.stale) > 0 {
+		n -= len(m.staleLines())
+	}
+	return max(1, n)
+}
+
+func (m *datasetModel) staleLines() []string {
+	return wrapText(workbench.StaleSummary(m.stale, 3), max(10, m.w-2), 3)
+}
+
 // labelShort is a label as the list shows it: a score level by its index
 // (its text is in the item's detail), other labels by their text.
-func (m *datasetModel) labelShort(id string, l dataset.Label) string {
-	if q, ok := m.e.set.Questions.Get(id); ok && q.Type == provider.Score && l.Index >= 0 {
-		return fmt.Sprintf("L%d", l.Index)
+func (m *datasetModel) labelShort(id string, index int, text string) string {
+	if q, ok := m.e.set.Questions.Get(id); ok && q.Type == provider.Score && index >= 0 {
+		return fmt.Sprintf("L%d", index)
 	}
-	return l.Text
+	return text
 }
 
 // keep applies the f filter.
-func (m *datasetModel) keep(it *dataset.Item, ids []string) bool {
+func (m *datasetModel) keep(it *workbench.Item, ids []string) bool {
 	switch m.filter {
 	case filterWrong:
 		for _, id := range ids {
@@ -221,12 +258,7 @@ func (m *datasetModel) keep(it *dataset.Item, ids []string) bool {
 		return false
 	case filterLowConf:
 		for _, id := range ids {
-			r := m.results[it.ID][id]
-			if r == nil || r.ans == nil {
-				continue
-			}
-			if (r.ans.HasConfidence && r.ans.Confidence < lowConfidence) ||
-				(r.ans.Type == provider.Noul && r.ans.P > 1-lowConfidence && r.ans.P < lowConfidence) {
+			if av, _ := m.answer(it, id); av.LowConfidence() {
 				return true
 			}
 		}
@@ -235,11 +267,12 @@ func (m *datasetModel) keep(it *dataset.Item, ids []string) bool {
 	return true
 }
 
-func (m *datasetModel) selected() *dataset.Item {
-	if m.cursor < 0 || m.cursor >= len(m.rows) {
+func (m *datasetModel) selected() *workbench.Item {
+	i, ok := m.list.selected()
+	if !ok {
 		return nil
 	}
-	return &m.items[m.rows[m.cursor]]
+	return &m.labelled[i]
 }
 
 // drawDetail draws the open item: its state and every question's chart
@@ -248,11 +281,11 @@ func (m *datasetModel) drawDetail() {
 	it := m.selected()
 	st := &m.e.st
 	if it == nil {
-		m.detail = nil
+		m.detail, m.open = nil, false
 		return
 	}
 	w := m.w - 1
-	lines := []string{st.Focused.Render(fit("Item "+it.ID, w))}
+	lines := []string{st.Focused.Render(fit("Item "+termsafe.String(it.ID), w))}
 	for _, l := range wrapText(provider.Text(it.State), w-2, 6) {
 		lines = append(lines, " "+st.Muted.Render(l))
 	}
@@ -262,7 +295,7 @@ func (m *datasetModel) drawDetail() {
 		in := chartInput{ID: qe.ID, Q: &qe.Question, Threshold: m.e.set.Threshold(qe.ID), True: -1, Width: w}
 		if lab, ok := it.Labels[qe.ID]; ok {
 			in.True = lab.Index
-			in.ID += "  (true: " + lab.Text + ")"
+			in.ID += "  (label: " + lab.Text + ")"
 		}
 		if r != nil {
 			in.Cur, in.CurQ, in.Err = r.ans, r.asked, r.err
@@ -270,6 +303,8 @@ func (m *datasetModel) drawDetail() {
 		lines = append(lines, renderChart(in, st)...)
 	}
 	m.detail = lines
+	m.dscroll.setLen(len(lines))
+	m.dscroll.setHeight(m.h)
 }
 
 func (m *datasetModel) update(msg tea.Msg) tea.Cmd {
@@ -278,7 +313,6 @@ func (m *datasetModel) update(msg tea.Msg) tea.Cmd {
 		m.loading, m.items, m.loadErr = false, msg.items, msg.err
 		m.e.items = msg.items
 		m.rebuild()
-		return nil
 	case itemDoneMsg:
 		delete(m.running, msg.itemID)
 		res := m.results[msg.itemID]
@@ -287,103 +321,76 @@ func (m *datasetModel) update(msg tea.Msg) tea.Cmd {
 			m.results[msg.itemID] = res
 		}
 		if msg.err != nil {
-			for _, id := range msg.asked.IDs() {
-				res[id] = &itemResult{err: describeErr(msg.err)}
+			for _, id := range m.e.set.Questions.IDs() {
+				res[id] = &itemResult{err: workbench.DescribeError(msg.err)}
 			}
-			m.e.fail("item %s: %s", msg.itemID, describeErr(msg.err))
+			m.e.fail("item %s: %s", msg.itemID, workbench.DescribeError(msg.err))
 		} else {
-			for i := range msg.answers {
-				a := msg.answers[i]
-				q, ok := msg.asked.Get(a.ID)
-				if !ok {
-					continue
+			for i := range msg.asked.Result.Answers {
+				a := msg.asked.Result.Answers[i]
+				if q, ok := msg.asked.Request.Questions.Get(a.ID); ok {
+					res[a.ID] = &itemResult{ans: &a, asked: q}
 				}
-				qc := cloneQuestion(*q)
-				res[a.ID] = &itemResult{ans: &a, asked: &qc}
+			}
+			for id, err := range msg.asked.Failed {
+				res[id] = &itemResult{err: workbench.DescribeError(err)}
 			}
 			m.e.say("item %s answered", msg.itemID)
 		}
 		m.rebuild()
-		return nil
-	case itemAnswersMsg:
-		m.results, m.runID = msg.answers, msg.runID
+	case runResultsMsg:
+		m.results, m.runID = map[string]map[string]*itemResult{}, msg.v.Run.ID
+		for item, qs := range msg.v.Items {
+			res := map[string]*itemResult{}
+			for id, r := range qs {
+				res[id] = &itemResult{ans: r.Answer, asked: msg.v.Question(id), err: r.Err}
+			}
+			m.results[item] = res
+		}
 		m.rebuild()
-		return nil
 	case tea.KeyMsg:
-		return m.key(msg)
-	}
-	return nil
-}
-
-func (m *datasetModel) key(msg tea.KeyMsg) tea.Cmd {
-	k := m.e.keys
-	if m.filtering {
-		var cmd tea.Cmd
-		m.filtering, m.query, cmd = filterKey(&m.input, msg)
 		if m.filtering {
-			m.cursor = 0
+			var cmd tea.Cmd
+			m.filtering, m.query, cmd = filterKey(&m.input, msg)
+			if m.filtering {
+				m.list.home()
+			}
+			m.rebuild()
+			return cmd
 		}
-		m.rebuild()
+		cmd, _ := m.keys.handle(msg)
 		return cmd
-	}
-	if m.open {
-		switch {
-		case key.Matches(msg, k.Back):
-			m.open, m.scroll = false, 0
-		case key.Matches(msg, k.Up):
-			m.scroll = max(0, m.scroll-1)
-		case key.Matches(msg, k.Down):
-			m.scroll = min(m.scroll+1, max(0, len(m.detail)-1))
-		case key.Matches(msg, k.PageDown):
-			m.scroll = min(m.scroll+m.h-2, max(0, len(m.detail)-1))
-		case key.Matches(msg, k.PageUp):
-			m.scroll = max(0, m.scroll-m.h+2)
-		case key.Matches(msg, k.Run):
-			return m.runItem()
-		}
+	default:
 		return nil
 	}
-	n := len(m.rows)
-	page := max(1, m.h-3)
-	switch {
-	case key.Matches(msg, k.Up):
-		m.cursor = max(0, m.cursor-1)
-	case key.Matches(msg, k.Down):
-		m.cursor = min(n-1, m.cursor+1)
-	case key.Matches(msg, k.PageUp):
-		m.cursor = max(0, m.cursor-page)
-	case key.Matches(msg, k.PageDown):
-		m.cursor = min(n-1, m.cursor+page)
-	case key.Matches(msg, k.Top):
-		m.cursor = 0
-	case key.Matches(msg, k.Bottom):
-		m.cursor = n - 1
-	case key.Matches(msg, k.Open):
-		if m.selected() != nil {
-			m.open, m.scroll = true, 0
-			m.drawDetail()
-		}
-	case key.Matches(msg, k.Filter):
-		m.filtering = true
-		return m.input.Focus()
-	case key.Matches(msg, k.Cycle):
-		m.filter = (m.filter + 1) % nFilters
-		m.cursor = 0
-		m.rebuild()
-	case key.Matches(msg, k.Back):
-		if m.query != "" || m.filter != filterAll {
-			m.query, m.filter = "", filterAll
-			m.input.SetValue("")
-			m.rebuild()
-		}
-	case key.Matches(msg, k.Run):
-		return m.runItem()
-	}
-	m.cursor = max(0, m.cursor)
 	return nil
 }
 
-// runItem asks the set about the selected item's state.
+func (m *datasetModel) openItem() tea.Cmd {
+	if m.selected() != nil {
+		m.open = true
+		m.drawDetail()
+		m.dscroll.home()
+	}
+	return nil
+}
+
+func (m *datasetModel) cycle() tea.Cmd {
+	m.filter = (m.filter + 1) % nFilters
+	m.list.home()
+	m.rebuild()
+	return nil
+}
+
+func (m *datasetModel) clearFilter() tea.Cmd {
+	m.query, m.filter = "", filterAll
+	m.input.SetValue("")
+	m.rebuild()
+	return nil
+}
+
+// runItem asks the set about the selected item's state, through the
+// layer's ask (one question missing offline does not hide the others).
 func (m *datasetModel) runItem() tea.Cmd {
 	it := m.selected()
 	if it == nil {
@@ -396,12 +403,9 @@ func (m *datasetModel) runItem() tea.Cmd {
 	if m.running[it.ID] {
 		return nil
 	}
-	req := m.e.set.Request(it.State)
-	req.Model = m.e.requestedModel()
-	body, _ := req.MarshalJSON()
-	var sent provider.Request
-	if err := json.Unmarshal(body, &sent); err != nil {
-		m.e.fail("internal: %v", err)
+	req, err := workbench.Request(m.e.set, it.State, m.e.requestedModel())
+	if err != nil {
+		m.e.fail("cannot ask: %s", firstLine(err.Error()))
 		return nil
 	}
 	m.running[it.ID] = true
@@ -409,37 +413,16 @@ func (m *datasetModel) runItem() tea.Cmd {
 	id, prov, ctx := it.ID, m.e.prov, m.e.ctx
 	m.e.say("asking item %s…", id)
 	return func() tea.Msg {
-		res, err := prov.Ask(ctx, &sent)
-		msg := itemDoneMsg{itemID: id, asked: sent.Questions, err: err}
-		if err == nil {
-			msg.answers = res.Answers
-		}
-		return msg
+		asked, err := workbench.Ask(ctx, prov, req)
+		return itemDoneMsg{itemID: id, asked: asked, err: err}
 	}
 }
 
-func (m *datasetModel) help() helpMap {
-	k := m.e.keys
-	var short []key.Binding
-	switch {
-	case m.filtering:
-		short = []key.Binding{withHelp(k.Accept, "enter", "keep filter"), withHelp(k.Back, "esc", "clear")}
-	case m.open:
-		short = []key.Binding{k.Up, k.Down, withHelp(k.Run, "r", "run item"), k.Back}
-	default:
-		short = []key.Binding{k.Up, k.Down, withHelp(k.Open, "enter", "open item"), k.Filter, k.Cycle, withHelp(k.Run, "r", "run item")}
-	}
-	full := [][]key.Binding{
-		{withHelp(k.Open, "enter", "open item"), withHelp(k.Run, "r", "run item"), withHelp(k.Filter, "/", "filter (!x inverts)"), k.Cycle, withHelp(k.Back, "esc", "clear filter / back")},
-		k.navKeys(),
-	}
-	return helpMap{short: short, full: full}
-}
 
 func (m *datasetModel) view(w, h int) string {
 	st := &m.e.st
 	switch {
-	case m.e.opt.Dataset == nil:
+	case m.e.sess.Dataset.Path == "":
 		return st.Muted.Render(" This question set names no dataset. Add `dataset: FILE.jsonl` to it (items with\n id, state and labels) to see items, labels and correctness here.")
 	case m.loading:
 		return st.Muted.Render(" loading the dataset…")
@@ -447,35 +430,31 @@ func (m *datasetModel) view(w, h int) string {
 		return st.Bad.Render(" dataset: " + firstLine(m.loadErr.Error()))
 	}
 	if m.open {
-		end := min(len(m.detail), m.scroll+h)
-		return strings.Join(m.detail[min(m.scroll, end):end], "\n")
+		return joinLines(m.dscroll.render(m.detail, nil))
 	}
-	title := fmt.Sprintf("Items %d of %d · filter: %s", len(m.rows), len(m.items), filterNames[m.filter])
+	title := fmt.Sprintf("Items %d of %d · filter: %s", m.list.len(), len(m.items), filterNames[m.filter])
 	if m.query != "" {
-		title += " · /" + m.query
+		title += " · /" + termsafe.String(m.query)
 	}
 	if m.runID != "" {
 		title += " · results of run " + m.runID
 	}
+	if more := m.list.more(); more != "" {
+		title += " · " + more
+	}
 	lines := []string{st.Focused.Render(fit(" "+title, w))}
+	for _, s := range m.staleLines() {
+		if len(m.stale) > 0 {
+			lines = append(lines, st.Warn.Render(" "+s))
+		}
+	}
 	if m.filtering {
 		lines = append(lines, m.input.View())
 	}
-	lines = append(lines, st.Muted.Render(fit(fmt.Sprintf(" %s %s %s", fit("id", 10), padRight("ok", max(3, len(m.e.set.Questions))), "labels / conf / state"), w)))
-	room := max(1, h-len(lines))
-	top := 0
-	if m.cursor >= room {
-		top = m.cursor - room + 1
-	}
-	for i := top; i < len(m.lines) && i < top+room; i++ {
-		if i == m.cursor {
-			lines = append(lines, st.Selected.Render(fit(stripForSelect(m.lines[i]), w)))
-		} else {
-			lines = append(lines, m.lines[i])
-		}
-	}
-	if len(m.rows) == 0 {
+	lines = append(lines, st.Muted.Render(fit(fmt.Sprintf(" %s %s %s", fit("id", 10), padRight("ok", max(3, len(m.e.set.Questions))), "labels / confidence / state"), w)))
+	lines = append(lines, m.list.render(m.lines, func(s string) string { return st.Selected.Render(fit(stripForSelect(s), w)) })...)
+	if m.list.len() == 0 {
 		lines = append(lines, st.Muted.Render(" no items match"))
 	}
-	return strings.Join(lines, "\n")
+	return joinLines(lines)
 }

@@ -6,33 +6,30 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/jevlab/jevlab/evals/metrics"
-	"github.com/jevlab/jevlab/evals/questionset"
-	"github.com/jevlab/jevlab/evals/runner"
-	"github.com/jevlab/jevlab/provider"
+	"github.com/jevlab/jevlab/evals/workbench"
 )
 
 // Messages of the evaluation screen.
 type (
 	evalProgressMsg struct {
-		p  runner.Progress
-		ch <-chan runner.Progress
+		p  workbench.Progress
+		ch <-chan workbench.Progress
 	}
 	evalDoneMsg struct {
 		runID string
 		err   error
 	}
-	analysisMsg struct {
-		ra   *runAnalysis
+	// runViewMsg carries a stored run read back and measured by the
+	// use-case layer (in a command, never in Update or View).
+	runViewMsg struct {
+		v    *workbench.RunView
 		err  error
 		for_ screenID
-		seq  int // drops an analysis overtaken by a newer one (0: always shown)
+		seq  int // drops a view overtaken by a newer one (0: always shown)
 	}
 )
 
@@ -42,47 +39,92 @@ type evalModel struct {
 
 	running  bool
 	cancel   context.CancelFunc
-	progress runner.Progress
-	started  time.Time
+	progress workbench.Progress
 	lastRun  string // id of the last run started here (resume target)
 	lastErr  string
+	stale    string // StaleSummary of the labels the last run excluded
 
-	ra     *runAnalysis
-	qi     int     // selected question
-	cut    float64 // confidence cut-point
+	v    *workbench.RunView
+	qi   int     // selected question
+	cut  float64 // confidence cut-point
+	busy bool    // measuring
+	aseq int     // view sequence
+
 	lines  []string
-	scroll int
-	busy   bool // analysing
-	aseq   int  // analysis sequence
+	scroll list
+	keys   bindings
 }
 
-func newEvalScreen(e *env) screen { return &evalModel{e: e, cut: 0.5} }
+func newEvalScreen(e *env) screen {
+	m := &evalModel{e: e, cut: 0.5, scroll: newScroll()}
+	k := e.keys
+	idle := func() bool { return !m.running }
+	m.keys = bindings{
+		bind(k.StartEval, "Evaluate", func() tea.Cmd { return m.start("") }).inBar().enabledWhen(idle),
+		bind(k.Resume, "Evaluate", m.resume).inBar().enabledWhen(func() bool { return idle() && m.lastErr != "" }),
+		bind(k.Resume, "Evaluate", m.resume).enabledWhen(idle).withDesc("resume the newest run"),
+		bind(k.Cancel, "Evaluate", m.stop).inBar().enabledWhen(func() bool { return m.running }).withDesc("cancel the run"),
+		bind(k.Back, "Evaluate", m.stop).enabledWhen(func() bool { return m.running }).withDesc("cancel the run"),
+		bind(k.CutDown, "Measure", func() tea.Cmd { return m.moveCut(-0.05) }).inBar(),
+		bind(k.CutUp, "Measure", func() tea.Cmd { return m.moveCut(0.05) }).inBar(),
+		bind(k.PrevQ, "Measure", func() tea.Cmd { return m.pick(-1) }).inBar(),
+		bind(k.NextQ, "Measure", func() tea.Cmd { return m.pick(1) }).inBar(),
+	}
+	nav := m.scroll.navBindings(k, "Scroll")
+	nav[1] = nav[1].inBar()
+	m.keys = append(m.keys, nav...)
+	return m
+}
 
 func (m *evalModel) capturing() bool { return false }
+func (m *evalModel) help() helpMap   { return m.keys.help() }
 
 func (m *evalModel) resize(w, h int) {
 	m.w, m.h = w, h
+	m.scroll.setHeight(h)
 	m.draw()
 }
 
-// copySet returns an independent copy of the working set for a background
-// run, so edits made meanwhile cannot race with it.
-func copySet(s *questionset.Set) (*questionset.Set, error) {
-	c := s.Clone()
-	if err := c.Request(nil).Validate(); err != nil {
-		return nil, fmt.Errorf("the set does not validate: %w", err)
+func (m *evalModel) resume() tea.Cmd {
+	if m.lastRun == "" {
+		return m.start("latest") // a run interrupted in an earlier session: the newest stored
 	}
-	return c, nil
+	return m.start(m.lastRun)
 }
 
-// start begins (or with resume, continues) an evaluation over the dataset.
+func (m *evalModel) stop() tea.Cmd {
+	if m.running && m.cancel != nil {
+		m.cancel()
+		m.e.say("cancelling — answers so far are kept")
+	}
+	return nil
+}
+
+func (m *evalModel) moveCut(d float64) tea.Cmd {
+	m.cut = math.Max(0, math.Min(1, math.Round((m.cut+d)*100)/100))
+	m.draw()
+	return nil
+}
+
+func (m *evalModel) pick(d int) tea.Cmd {
+	if m.v != nil {
+		m.qi = max(0, min(len(m.v.Report.Questions)-1, m.qi+d))
+		m.draw()
+	}
+	return nil
+}
+
+// start begins (or with resume, continues) an evaluation over the dataset
+// through the session's run template — the one `jevlab eval` uses. The
+// labels are resolved and the set snapshotted here; the run itself goes
+// through a tea.Cmd.
 func (m *evalModel) start(resume string) tea.Cmd {
 	e := m.e
 	switch {
 	case m.running:
 		e.say("an evaluation is already running — x cancels")
 		return nil
-	case e.opt.DB == nil:
+	case !e.hasDB():
 		e.fail("no database: evaluations are stored in SQLite (--db)")
 		return nil
 	case e.prov == nil:
@@ -92,36 +134,35 @@ func (m *evalModel) start(resume string) tea.Cmd {
 		e.fail("no dataset items to evaluate (add `dataset:` to the set)")
 		return nil
 	}
-	set, err := copySet(e.set)
-	if err != nil {
-		e.fail("cannot evaluate: %v", firstLine(err.Error()))
+	if err := e.set.Request(nil).Validate(); err != nil {
+		e.fail("cannot evaluate: the set does not validate: %v", firstLine(err.Error()))
 		return nil
 	}
-	if e.opt.Model != "" {
-		set.Model = e.opt.Model
-	}
+	spec, stale := e.sess.PrepareRun(e.items, "", resume, e.opt.Model)
+	m.stale = workbench.StaleSummary(stale, 3)
+	tmpl := e.runTemplate()
 	ctx, cancel := context.WithCancel(e.ctx)
-	m.running, m.cancel, m.started, m.lastErr = true, cancel, e.now(), ""
-	m.progress = runner.Progress{Total: len(e.items)}
-	ch := make(chan runner.Progress, 64)
-	cfg := runner.Config{Set: set, Items: e.items, DatasetPath: e.set.Dataset, Provider: e.prov, DB: e.opt.DB,
-		Resume: resume, ProviderKind: e.mode}
-	done := make(chan evalDoneMsg, 1)
-	go func() {
-		id, err := runner.Run(ctx, cfg, ch)
-		done <- evalDoneMsg{runID: id, err: err}
-	}()
-	if resume != "" {
+	m.running, m.cancel, m.lastErr = true, cancel, ""
+	m.progress = workbench.Progress{Total: len(spec.Items)}
+	ch := make(chan workbench.Progress, 64)
+	switch {
+	case resume != "":
 		e.say("resuming run %s…", resume)
-	} else {
-		e.say("evaluating %d items…", len(e.items))
+	case m.stale != "":
+		e.fail("evaluating %d items; %d stale labels excluded (see the evaluate screen)", len(spec.Items), len(stale))
+	default:
+		e.say("evaluating %d items…", len(spec.Items))
 	}
 	m.draw()
-	return tea.Batch(waitProgress(ch), func() tea.Msg { return <-done })
+	run := func() tea.Msg {
+		id, err := tmpl.StartRun(ctx, spec, ch)
+		return evalDoneMsg{runID: id, err: err}
+	}
+	return tea.Batch(waitProgress(ch), run)
 }
 
-// waitProgress turns the runner's progress channel into messages.
-func waitProgress(ch <-chan runner.Progress) tea.Cmd {
+// waitProgress turns the run's progress channel into messages.
+func waitProgress(ch <-chan workbench.Progress) tea.Cmd {
 	return func() tea.Msg {
 		p, ok := <-ch
 		if !ok {
@@ -131,22 +172,32 @@ func waitProgress(ch <-chan runner.Progress) tea.Cmd {
 	}
 }
 
+// loadRun reads and measures a stored run (ref: id, prefix, latest) with
+// the canonical settings `jevlab show` uses.
+func loadRun(e *env, ref string, run *workbench.Run, to screenID, seq int) tea.Cmd {
+	db, ctx := e.sess.Template.DB, e.ctx
+	return func() tea.Msg {
+		var v *workbench.RunView
+		var err error
+		if run != nil {
+			v, err = workbench.LoadStoredRun(ctx, db, run, workbench.ViewConfig{})
+		} else {
+			v, err = workbench.LoadRun(ctx, db, ref, workbench.ViewConfig{})
+		}
+		return runViewMsg{v: v, err: err, for_: to, seq: seq}
+	}
+}
+
 func (m *evalModel) analyze(runID string) tea.Cmd {
-	db, ctx := m.e.opt.DB, m.e.ctx
 	m.busy = true
 	m.aseq++
-	seq := m.aseq
-	return func() tea.Msg {
-		ra, err := analyzeRun(ctx, db, runID)
-		return analysisMsg{ra: ra, err: err, for_: screenEval, seq: seq}
-	}
+	return loadRun(m.e, runID, nil, screenEval, m.aseq)
 }
 
 func (m *evalModel) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case datasetLoadedMsg:
 		m.draw() // the item count in the prompt
-		return nil
 	case evalProgressMsg:
 		m.progress = msg.p
 		if msg.p.RunID != "" {
@@ -160,7 +211,7 @@ func (m *evalModel) update(msg tea.Msg) tea.Cmd {
 			m.lastRun = msg.runID
 		}
 		switch {
-		case errors.Is(msg.err, runner.ErrInterrupted):
+		case errors.Is(msg.err, workbench.ErrInterrupted):
 			m.lastErr = "interrupted — R resumes run " + m.lastRun
 			m.e.say("run %s interrupted; R resumes it", m.lastRun)
 		case msg.err != nil:
@@ -173,8 +224,7 @@ func (m *evalModel) update(msg tea.Msg) tea.Cmd {
 		if msg.runID != "" {
 			return m.analyze(msg.runID)
 		}
-		return nil
-	case analysisMsg:
+	case runViewMsg:
 		if msg.for_ != screenEval || (msg.seq != 0 && msg.seq != m.aseq) {
 			return nil
 		}
@@ -183,78 +233,16 @@ func (m *evalModel) update(msg tea.Msg) tea.Cmd {
 			m.e.fail("read run: %s", firstLine(msg.err.Error()))
 			return nil
 		}
-		m.ra = msg.ra
-		m.qi = min(m.qi, max(0, len(m.ra.reports)-1))
+		m.v = msg.v
+		m.qi = min(m.qi, max(0, len(m.v.Report.Questions)-1))
 		m.draw()
-		// The dataset screen shows this run's correctness.
-		answers := msg.ra.byItem
-		id := msg.ra.run.ID
-		return func() tea.Msg { return itemAnswersMsg{runID: id, answers: answers} }
+		v := msg.v // the dataset screen shows this run's correctness
+		return func() tea.Msg { return runResultsMsg{v: v} }
 	case tea.KeyMsg:
-		return m.key(msg)
+		cmd, _ := m.keys.handle(msg)
+		return cmd
 	}
 	return nil
-}
-
-func (m *evalModel) key(msg tea.KeyMsg) tea.Cmd {
-	k := m.e.keys
-	switch {
-	case key.Matches(msg, k.StartEval):
-		return m.start("")
-	case key.Matches(msg, k.Resume):
-		if m.lastRun == "" {
-			// A run interrupted in an earlier session: the newest stored.
-			return m.start("latest")
-		}
-		return m.start(m.lastRun)
-	case key.Matches(msg, k.Cancel), key.Matches(msg, k.Back) && m.running:
-		if m.running && m.cancel != nil {
-			m.cancel()
-			m.e.say("cancelling — answers so far are kept")
-		}
-	case key.Matches(msg, k.CutDown):
-		m.cut = math.Max(0, math.Round((m.cut-0.05)*100)/100)
-		m.draw()
-	case key.Matches(msg, k.CutUp):
-		m.cut = math.Min(1, math.Round((m.cut+0.05)*100)/100)
-		m.draw()
-	case key.Matches(msg, k.PrevQ):
-		if m.qi > 0 {
-			m.qi--
-			m.draw()
-		}
-	case key.Matches(msg, k.NextQ):
-		if m.ra != nil && m.qi < len(m.ra.reports)-1 {
-			m.qi++
-			m.draw()
-		}
-	case key.Matches(msg, k.Up):
-		m.scroll = max(0, m.scroll-1)
-	case key.Matches(msg, k.Down):
-		m.scroll = min(m.scroll+1, max(0, len(m.lines)-1))
-	case key.Matches(msg, k.PageDown):
-		m.scroll = min(m.scroll+m.h-2, max(0, len(m.lines)-1))
-	case key.Matches(msg, k.PageUp):
-		m.scroll = max(0, m.scroll-m.h+2)
-	case key.Matches(msg, k.Top):
-		m.scroll = 0
-	}
-	return nil
-}
-
-func (m *evalModel) help() helpMap {
-	k := m.e.keys
-	short := []key.Binding{k.StartEval, k.CutDown, k.CutUp, k.PrevQ, k.NextQ, k.Down}
-	if m.running {
-		short = append([]key.Binding{k.Cancel}, short[1:]...)
-	} else if m.lastRun != "" && m.lastErr != "" {
-		short = append([]key.Binding{k.Resume}, short...)
-	}
-	return helpMap{short: short, full: [][]key.Binding{
-		{k.StartEval, k.Cancel, k.Resume},
-		{k.CutDown, k.CutUp, k.PrevQ, k.NextQ},
-		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top},
-	}}
 }
 
 // draw precomputes the screen's lines.
@@ -262,7 +250,6 @@ func (m *evalModel) draw() {
 	st := &m.e.st
 	w := max(20, m.w-1)
 	var l []string
-	// Progress.
 	p := m.progress
 	switch {
 	case m.running || p.Total > 0:
@@ -293,7 +280,7 @@ func (m *evalModel) draw() {
 		n := len(m.e.items)
 		l = append(l, st.Focused.Render(fit(" Evaluation", w)))
 		switch {
-		case m.e.opt.Dataset == nil:
+		case m.e.sess.Dataset.Path == "":
 			l = append(l, st.Muted.Render(fit(" The set names no dataset; add `dataset: FILE.jsonl` to evaluate it.", w)))
 		case n == 0:
 			l = append(l, st.Muted.Render(fit(" loading the dataset…", w)))
@@ -301,82 +288,48 @@ func (m *evalModel) draw() {
 			l = append(l, fit(fmt.Sprintf(" r evaluates the working set over %d items (stored as a run; x cancels, R resumes).", n), w))
 		}
 	}
+	if m.stale != "" {
+		for _, s := range wrapText(m.stale, w-1, 6) {
+			l = append(l, st.Warn.Render(" "+s))
+		}
+	}
 	if m.busy {
 		l = append(l, st.Muted.Render(" computing metrics…"))
 	}
-	if m.ra != nil {
+	if m.v != nil {
 		l = append(l, "")
 		l = append(l, m.metricsTable(w)...)
-		if m.qi < len(m.ra.reports) {
-			rep := m.ra.reports[m.qi]
+		if qs := m.v.Report.Questions; m.qi < len(qs) {
+			rep := qs[m.qi]
 			l = append(l, "")
 			l = append(l, m.coverage(rep, w)...)
 			l = append(l, "")
 			l = append(l, m.reliability(rep, w)...)
 			l = append(l, "")
-			l = append(l, m.confusion(rep, w)...)
+			l = append(l, confusionLines(st, rep, m.v.Confusion(rep.ID), w)...)
 		}
 	}
 	m.lines = l
+	m.scroll.setLen(len(l))
 }
 
-func est(e metrics.Estimate) string {
-	if math.IsNaN(e.Value) {
-		return "   —"
-	}
-	if math.IsNaN(e.Lo) || (e.Lo == 0 && e.Hi == 0) {
-		return fmt.Sprintf("%.3f", e.Value)
-	}
-	return fmt.Sprintf("%.3f [%.3f,%.3f]", e.Value, e.Lo, e.Hi)
+func (m *evalModel) view(w, h int) string {
+	return joinLines(m.scroll.render(m.lines, nil))
 }
-
-func (m *evalModel) metricsTable(w int) []string {
-	st := &m.e.st
-	l := []string{st.Focused.Render(fit(fmt.Sprintf(" Metrics of run %s (95%% bootstrap intervals)   [ ] picks a question", m.ra.run.ID), w))}
-	wide, wider := w >= 100, w >= 150
-	head := fmt.Sprintf("   %-14s %4s %-22s %-22s", "question", "n", "accuracy", "ECE")
-	if wide {
-		head += fmt.Sprintf(" %-22s", "Brier")
-	}
-	if wider {
-		head += fmt.Sprintf(" %-22s %s", "log loss", "errors")
-	}
-	l = append(l, st.Muted.Render(fit(head, w)))
-	for i, r := range m.ra.reports {
-		row := fmt.Sprintf("%-14s %4d %-22s %-22s", truncID(r.ID, 14), r.Labelled, est(r.Accuracy), est(r.ECE))
-		if wide {
-			row += fmt.Sprintf(" %-22s", est(r.Brier))
-		}
-		if wider {
-			errs := 0
-			for _, n := range r.Errors {
-				errs += n
-			}
-			row += fmt.Sprintf(" %-22s %d", est(r.LogLoss), errs)
-		}
-		if i == m.qi {
-			l = append(l, st.Selected.Render(fit(" ▶ "+row, w)))
-		} else {
-			l = append(l, fit("   "+row, w))
-		}
-	}
-	return l
-}
-
-func truncID(s string, n int) string { return strings.TrimRight(fit(s, n), " ") }
 
 // coverage draws accuracy against coverage at the cut-point.
-func (m *evalModel) coverage(rep *metrics.QuestionReport, w int) []string {
+func (m *evalModel) coverage(rep *workbench.QuestionReport, w int) []string {
 	st := &m.e.st
 	sel := rep.Selective
-	l := []string{st.Focused.Render(fit(fmt.Sprintf(" Accuracy–coverage · %s ≥ cut-point (←/→ moves it)", sel.ConfidenceName), w))}
+	name := workbench.ConfidenceLabel(sel.ConfidenceName)
+	l := []string{st.Focused.Render(fit(fmt.Sprintf(" Accuracy–coverage · %s ≥ cut-point (←/→ moves it)", name), w))}
 	if len(sel.Curve) == 0 {
 		return append(l, st.Muted.Render(fit(" no labelled answers", w)))
 	}
 	// The curve point for the cut: the lowest threshold at or above it.
-	curve := append([]metrics.CurvePoint(nil), sel.Curve...)
+	curve := append([]workbench.CurvePoint(nil), sel.Curve...)
 	sort.Slice(curve, func(i, j int) bool { return curve[i].Threshold < curve[j].Threshold })
-	var pt *metrics.CurvePoint
+	var pt *workbench.CurvePoint
 	for i := range curve {
 		if curve[i].Threshold >= m.cut-1e-12 {
 			pt = &curve[i]
@@ -390,28 +343,36 @@ func (m *evalModel) coverage(rep *metrics.QuestionReport, w int) []string {
 		l = append(l, fmt.Sprintf(" cut %.2f  coverage %s %5.1f%% (%d)", m.cut, st.Bar.Render(Bar(pt.Coverage, barW)), 100*pt.Coverage, pt.N))
 		l = append(l, fmt.Sprintf("           accuracy %s %5.1f%%", st.Good.Render(Bar(pt.Accuracy, barW)), 100*pt.Accuracy))
 	}
-	if sel.Cutpoint != nil {
-		c := sel.Cutpoint
+	if c := sel.Cutpoint; c != nil {
 		l = append(l, st.Muted.Render(fit(fmt.Sprintf(" fitted cut-point %.3f for %.0f%% accuracy: holdout accuracy %.3f, coverage %.3f", c.Cutpoint, 100*c.Target, c.HoldoutAccuracy, c.HoldoutCoverage), w)))
 	} else if sel.Refused != "" {
 		l = append(l, st.Muted.Render(fit(" no cut-point fitted: "+sel.Refused, w)))
 	}
 	if rt := sel.Routing; rt != nil {
-		// The set's min_confidence: what routing below it would do.
-		l = append(l, fit(" "+rt.String(), w))
+		l = append(l, fit(" "+rt.String(), w)) // the set's min_confidence: what routing below it does
 	}
 	return l
 }
 
-// reliability draws a bar per bin (observed accuracy) with the diagonal —
-// the bin's mean confidence — marked ┃ and the bin's count.
-func (m *evalModel) reliability(rep *metrics.QuestionReport, w int) []string {
+// reliability draws a bar per bin with the bin's mean confidence marked ┃
+// (the diagonal) and its count. For a noul the bar is the observed
+// frequency of true and ┃ the mean P(true); otherwise the bar is the
+// observed accuracy and ┃ the mean top prob or confidence.
+func (m *evalModel) reliability(rep *workbench.QuestionReport, w int) []string {
 	st := &m.e.st
-	l := []string{st.Focused.Render(fit(" Reliability · bar = observed accuracy, ┃ = mean confidence (the diagonal)", w))}
+	title := " Reliability · bar = observed frequency of true, ┃ = mean P(true) (the diagonal)"
+	obs, conf := "true", "P(true)"
+	if rep.Type != "noul" {
+		name := workbench.ConfidenceLabel(rep.Selective.ConfidenceName)
+		title = fmt.Sprintf(" Reliability · bar = observed accuracy, ┃ = mean %s (the diagonal)", name)
+		obs, conf = "acc", name
+	}
+	l := []string{st.Focused.Render(fit(title, w))}
 	if len(rep.Reliability) == 0 {
 		return append(l, st.Muted.Render(fit(" no labelled answers", w)))
 	}
-	barW := max(10, w-36)
+	tail := fmt.Sprintf(" %s 0.00 %s 0.00 n=0000", obs, conf)
+	barW := max(10, w-10-len([]rune(tail)))
 	for _, b := range rep.Reliability {
 		bar := []rune(Bar(b.Observed, barW))
 		pos := min(barW-1, max(0, int(b.Confidence*float64(barW))))
@@ -420,126 +381,7 @@ func (m *evalModel) reliability(rep *metrics.QuestionReport, w int) []string {
 		if math.Abs(b.Observed-b.Confidence) > 0.1 && b.N >= 10 {
 			style = st.Warn
 		}
-		l = append(l, fmt.Sprintf(" %.1f–%.1f %s obs %.2f conf %.2f n=%d", b.Lo, b.Hi, style.Render(string(bar)), b.Observed, b.Confidence, b.N))
+		l = append(l, fit(fmt.Sprintf(" %.1f–%.1f %s %s %.2f %s %.2f n=%d", b.Lo, b.Hi, style.Render(string(bar)), obs, b.Observed, conf, b.Confidence, b.N), w))
 	}
 	return l
-}
-
-// confusion draws the heat-shaded confusion matrix (rows: label, columns:
-// decision), limited to the classes that occur and fit.
-func (m *evalModel) confusion(rep *metrics.QuestionReport, w int) []string {
-	st := &m.e.st
-	var mat [][]int
-	switch {
-	case rep.Choice != nil:
-		mat = rep.Choice.Confusion
-	case rep.Score != nil:
-		mat = rep.Score.Confusion
-	case rep.Type == provider.Noul && m.ra != nil:
-		mat = noulConfusion(m.ra, rep.ID)
-	}
-	l := []string{st.Focused.Render(fit(" Confusion · rows = true label, columns = decision", w))}
-	if len(mat) == 0 {
-		return append(l, st.Muted.Render(fit(" no labelled answers", w)))
-	}
-	// Classes that occur as a label or a decision, most frequent first.
-	k := len(mat)
-	support := make([]int, k)
-	for i := range mat {
-		for j := range mat[i] {
-			support[i] += mat[i][j]
-			if j < k {
-				support[j] += mat[i][j]
-			}
-		}
-	}
-	var cls []int
-	for i := range support {
-		if support[i] > 0 {
-			cls = append(cls, i)
-		}
-	}
-	sort.SliceStable(cls, func(a, b int) bool { return support[cls[a]] > support[cls[b]] })
-	labelW := 14
-	maxCols := max(1, (w-labelW-2)/5)
-	shown := cls[:min(len(cls), maxCols)]
-	sort.Ints(shown)
-	name := func(i int) string {
-		if i < len(rep.Classes) {
-			return rep.Classes[i]
-		}
-		return fmt.Sprint(i)
-	}
-	colName := func(i int) string {
-		if rep.Type == provider.Score {
-			return fmt.Sprintf("L%d", i)
-		}
-		return truncID(name(i), 4)
-	}
-	if rep.Type == provider.Score {
-		base := name
-		name = func(i int) string { return fmt.Sprintf("L%d %s", i, base(i)) }
-	}
-	head := " " + strings.Repeat(" ", labelW) + " "
-	for _, j := range shown {
-		head += fmt.Sprintf("%5s", colName(j))
-	}
-	l = append(l, st.Muted.Render(fit(head, w)))
-	for _, i := range shown {
-		row := " " + fit(name(i), labelW) + " "
-		total := 0
-		for _, v := range mat[i] {
-			total += v
-		}
-		for _, j := range shown {
-			v := 0
-			if j < len(mat[i]) {
-				v = mat[i][j]
-			}
-			shade := 0
-			if total > 0 && v > 0 {
-				shade = 1 + int(float64(v)/float64(total)*float64(len(st.Heat)-2)+0.5)
-			}
-			cell := fmt.Sprintf("%4d ", v)
-			if v == 0 {
-				cell = "   · "
-			}
-			row += st.Heat[min(shade, len(st.Heat)-1)].Render(cell)
-		}
-		l = append(l, row)
-	}
-	if len(shown) < len(cls) {
-		l = append(l, st.Muted.Render(fit(fmt.Sprintf(" showing the %d most frequent of %d classes that occur", len(shown), len(cls)), w)))
-	}
-	return l
-}
-
-// noulConfusion counts a noul's labelled answers: rows and columns
-// false, true.
-func noulConfusion(ra *runAnalysis, id string) [][]int {
-	mat := [][]int{{0, 0}, {0, 0}}
-	t := ra.set.Threshold(id)
-	n := 0
-	for item, qs := range ra.byItem {
-		r := qs[id]
-		lab, ok := ra.labels[item][id]
-		if r == nil || r.ans == nil || !ok || lab < 0 || lab > 1 {
-			continue
-		}
-		mat[lab][r.ans.Decision(t)]++
-		n++
-	}
-	if n == 0 {
-		return nil
-	}
-	return mat
-}
-
-func (m *evalModel) view(w, h int) string {
-	s := min(m.scroll, max(0, len(m.lines)-1))
-	end := min(len(m.lines), s+h)
-	if s >= end {
-		return ""
-	}
-	return strings.Join(m.lines[s:end], "\n")
 }

@@ -17,7 +17,7 @@ type KeyMap struct {
 	// Question editor.
 	Add, Delete, Rename, MoveUp, MoveDown, Type, AsJSON, Undo key.Binding
 	// Lists.
-	Filter, Cycle, Mark key.Binding
+	Filter, Cycle, Mark, Swap key.Binding
 	// Evaluation screen.
 	StartEval, Resume, CutDown, CutUp, PrevQ, NextQ key.Binding
 	// Prompts.
@@ -66,6 +66,7 @@ func DefaultKeyMap() KeyMap {
 		Filter: b([]string{"/"}, "/", "filter"),
 		Cycle:  b([]string{"f"}, "f", "wrong/low-conf"),
 		Mark:   b([]string{" ", "space"}, "space", "pick"),
+		Swap:   b([]string{"s"}, "s", "swap A/B"),
 
 		StartEval: b([]string{"r"}, "r", "start eval"),
 		Resume:    b([]string{"R"}, "R", "resume"),

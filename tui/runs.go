@@ -3,236 +3,358 @@ package tui
 import (
 	"fmt"
 	"strings"
+	"time"
 
-	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/jevlab/jevlab/evals/workbench"
 	"github.com/jevlab/jevlab/internal/termsafe"
-	"github.com/jevlab/jevlab/store"
 )
 
 // runsPage bounds how many runs the screen reads at once.
 const runsPage = 500
 
+// defaultPoll is how often the runs screen looks for runs stored by other
+// processes (one indexed query for the newest run).
+const defaultPoll = 2 * time.Second
+
 type (
 	runsLoadedMsg struct {
-		runs []*store.Run
+		runs []*workbench.Run
 		err  error
 	}
-	// compareMsg asks the compare screen to compare runs a (baseline) and
-	// b (candidate).
-	compareMsg struct{ a, b string }
+	// runsPollMsg is the poll's tick; newestRunMsg its answer.
+	runsPollMsg  struct{}
+	newestRunMsg struct {
+		run *workbench.Run
+		err error
+	}
+	headlinesMsg struct {
+		heads map[string]*workbench.RunHeadline
+	}
 )
 
 type runsModel struct {
-	e       *env
-	w, h    int
-	loaded  bool
-	err     error
-	runs    []*store.Run
-	rows    []int
-	lines   []string
-	cursor  int
-	marked  []string // up to two run ids
-	query   string
-	input   textinput.Model
-	typing  bool
+	e      *env
+	w, h   int
+	loaded bool
+	err    error
+	runs   []*workbench.Run
+	list   list
+	lines  []string // one per row of list
+	marked []string // A (the baseline, the first pick) then B
+	query  string
+	input  textinput.Model
+	typing bool
+	// thisSet keeps the runs of the set being designed only.
 	thisSet bool
+
+	heads   map[string]*workbench.RunHeadline // accuracy by run id
+	asking  map[string]bool                   // headlines being measured
+	newest  string                            // id@updated of the newest run seen
+	keys    bindings
+	typeKey bindings // while the filter line has focus (help only)
 }
 
-func newRunsScreen(e *env) screen { return &runsModel{e: e, input: newTextInput("/")} }
+func newRunsScreen(e *env) screen {
+	m := &runsModel{e: e, input: newTextInput("/"), list: newList(), heads: map[string]*workbench.RunHeadline{}, asking: map[string]bool{}}
+	k := e.keys
+	m.keys = bindings{
+		bind(k.Mark, "Pick & compare", m.mark).inBar().withDesc("pick A (baseline), then B"),
+		bind(k.Swap, "Pick & compare", m.swap).inBar().enabledWhen(func() bool { return len(m.marked) == 2 }),
+		bind(k.Open, "Pick & compare", m.openRun).inBar().withDesc("open metrics"),
+		bind(k.Back, "Pick & compare", m.clear).enabledWhen(func() bool { return len(m.marked) > 0 || m.query != "" || m.thisSet }).withDesc("clear picks and filters"),
+		bind(k.Filter, "Filter", func() tea.Cmd { m.typing = true; return m.input.Focus() }).inBar().withDesc("filter set/model/name (!x inverts)"),
+		bind(k.Cycle, "Filter", func() tea.Cmd { m.thisSet = !m.thisSet; m.rebuild(); return m.headlines() }).inBar().withDesc("this set only"),
+		bind(k.Run, "Filter", m.load).withDesc("reload"),
+	}
+	for _, b := range m.list.navBindings(k, "Navigate") {
+		do := b.do
+		b.do = func(msg tea.KeyMsg) tea.Cmd { do(msg); return m.headlines() }
+		m.keys = append(m.keys, b)
+	}
+	m.typeKey = bindings{bind(k.Accept, "Filter", nil).inBar().withDesc("keep filter"), bind(k.Back, "Filter", nil).inBar().withDesc("clear")}
+	return m
+}
 
-func (m *runsModel) init() tea.Cmd { return m.load() }
+func (m *runsModel) init() tea.Cmd { return tea.Batch(m.load(), m.poll()) }
 
 // load reads the newest runs (metadata only; answers are read when a run
-// is opened or compared).
+// is opened, compared or measured for its headline).
 func (m *runsModel) load() tea.Cmd {
-	db, ctx := m.e.opt.DB, m.e.ctx
-	if db == nil {
+	if !m.e.hasDB() {
 		return nil
 	}
+	db, ctx := m.e.sess.Template.DB, m.e.ctx
 	return func() tea.Msg {
-		runs, err := db.Runs(ctx, store.RunFilter{Limit: runsPage})
+		runs, err := workbench.Runs(ctx, db, runsPage)
 		return runsLoadedMsg{runs: runs, err: err}
+	}
+}
+
+// poll schedules the next look for runs stored by other processes.
+func (m *runsModel) poll() tea.Cmd {
+	every := m.e.opt.PollEvery
+	if every == 0 {
+		every = defaultPoll
+	}
+	if every < 0 || !m.e.hasDB() {
+		return nil
+	}
+	return tea.Tick(every, func(time.Time) tea.Msg { return runsPollMsg{} })
+}
+
+func runKey(r *workbench.Run) string { return r.ID + "@" + r.UpdatedAt.String() }
+
+// headlines measures the accuracy of the runs in view that have none yet
+// (or changed since), in one command.
+func (m *runsModel) headlines() tea.Cmd {
+	if !m.e.hasDB() {
+		return nil
+	}
+	var todo []*workbench.Run
+	s, e := m.list.window()
+	for i := s; i < e; i++ {
+		r := m.runs[m.list.rows[i]]
+		h := m.heads[r.ID]
+		if m.asking[runKey(r)] || (h != nil && h.UpdatedAt.Equal(r.UpdatedAt)) {
+			continue
+		}
+		m.asking[runKey(r)] = true
+		todo = append(todo, r)
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	db, ctx := m.e.sess.Template.DB, m.e.ctx
+	return func() tea.Msg {
+		out := map[string]*workbench.RunHeadline{}
+		for _, r := range todo {
+			h, err := workbench.Headline(ctx, db, r)
+			if err != nil {
+				h = &workbench.RunHeadline{RunID: r.ID, UpdatedAt: r.UpdatedAt} // drawn as "—"; not asked again until the run changes
+			}
+			out[r.ID] = h
+		}
+		return headlinesMsg{heads: out}
 	}
 }
 
 func (m *runsModel) capturing() bool { return m.typing }
 
+func (m *runsModel) help() helpMap {
+	if m.typing {
+		return m.typeKey.help()
+	}
+	return m.keys.help()
+}
+
 func (m *runsModel) resize(w, h int) {
 	m.w, m.h = w, h
 	m.input.Width = max(10, w-4)
+	m.list.setHeight(m.room())
 	m.rebuild()
 }
 
-func (m *runsModel) rebuild() {
-	st := &m.e.st
-	m.rows, m.lines = m.rows[:0], m.lines[:0]
+// room is the number of run rows in view.
+func (m *runsModel) room() int {
+	n := m.h - 2 // title, column heads
+	if m.typing {
+		n--
+	}
+	return max(1, n)
+}
+
+func (m *runsModel) keep(i int) bool {
+	r := m.runs[i]
+	if m.thisSet && r.SetName != m.e.set.Title() {
+		return false
+	}
 	q := strings.ToLower(m.query)
 	invert := strings.HasPrefix(q, "!")
 	q = strings.TrimPrefix(q, "!")
-	for i, r := range m.runs {
-		if m.thisSet && r.SetName != m.e.set.Title() {
-			continue
-		}
-		if q != "" {
-			hay := strings.ToLower(r.ID + " " + r.Name + " " + r.SetName + " " + r.Model + " " + strings.Join(r.Models, " "))
-			if strings.Contains(hay, q) == invert {
-				continue
-			}
-		}
-		m.rows = append(m.rows, i)
+	if q == "" {
+		return true
+	}
+	hay := strings.ToLower(r.ID + " " + r.Name + " " + r.SetName + " " + r.Model + " " + strings.Join(r.Models, " "))
+	return strings.Contains(hay, q) != invert
+}
+
+// columns: the wide layout adds the set, models, errors, cost and start.
+func (m *runsModel) wide() bool { return m.w >= 120 }
+
+func (m *runsModel) rebuild() {
+	st := &m.e.st
+	m.list.filter(len(m.runs), m.keep)
+	m.list.setHeight(m.room())
+	m.lines = m.lines[:0]
+	for _, i := range m.list.rows {
+		r := m.runs[i]
 		mark := "  "
 		for k, id := range m.marked {
 			if id == r.ID {
 				mark = []string{"A ", "B "}[k]
 			}
 		}
-		models := r.Model
-		if len(r.Models) > 0 {
-			models = strings.Join(r.Models, "+")
+		status := st.Warn.Render(fit(string(r.Status), 11))
+		if r.Status == workbench.StatusDone {
+			status = st.Good.Render(fit(string(r.Status), 11))
 		}
-		status := string(r.Status)
-		switch r.Status {
-		case store.StatusDone:
-			status = st.Good.Render(fit(status, 11))
-		default:
-			status = st.Warn.Render(fit(status, 11))
+		acc := st.Faint.Render("…")
+		if h := m.heads[r.ID]; h != nil {
+			acc = "—"
+			if s := h.String(); s != "" {
+				acc = termsafe.String(s)
+			}
 		}
-		line := fmt.Sprintf("%s%s %s %s %s %5d/%-5d %3d err $%.4f %s", st.Key.Render(mark), fit(r.ID, 24), fit(r.SetName, 16), fit(models, 14), status,
-			r.Done, r.Total, r.Errors, r.CostUSD, r.StartedAt.Format("2006-01-02 15:04"))
+		var line string
+		if m.wide() {
+			models := r.Model
+			if len(r.Models) > 0 {
+				models = strings.Join(r.Models, "+")
+			}
+			line = fmt.Sprintf("%s%s %s %s %s %s %5d/%-5d %3d err $%.4f %s  %s", st.Key.Render(mark), fit(r.ID, 24), fit(termsafe.String(r.Name), 14),
+				fit(termsafe.String(r.SetName), 16), fit(termsafe.String(models), 14), status, r.Done, r.Total, r.Errors, r.CostUSD,
+				r.StartedAt.Format("2006-01-02 15:04"), acc)
+		} else {
+			line = fmt.Sprintf("%s%s %s %s %5d/%-5d %s", st.Key.Render(mark), fit(r.ID, 24), fit(termsafe.String(r.Name), 10), status, r.Done, r.Total, acc)
+		}
 		m.lines = append(m.lines, padRight(" "+line, m.w))
 	}
-	m.cursor = min(m.cursor, max(0, len(m.rows)-1))
 }
 
-func (m *runsModel) selected() *store.Run {
-	if m.cursor < 0 || m.cursor >= len(m.rows) {
+func (m *runsModel) selected() *workbench.Run {
+	i, ok := m.list.selected()
+	if !ok {
 		return nil
 	}
-	return m.runs[m.rows[m.cursor]]
+	return m.runs[i]
 }
 
 func (m *runsModel) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case runsLoadedMsg:
-		m.loaded, m.err, m.runs = true, msg.err, msg.runs
+		m.loaded, m.err = true, msg.err
+		if msg.err == nil {
+			m.runs = msg.runs
+			if len(m.runs) > 0 {
+				m.newest = runKey(m.runs[0])
+			}
+		}
+		m.rebuild()
+		return m.headlines()
+	case runsPollMsg:
+		db, ctx := m.e.sess.Template.DB, m.e.ctx
+		return func() tea.Msg {
+			r, err := workbench.NewestRun(ctx, db)
+			return newestRunMsg{run: r, err: err}
+		}
+	case newestRunMsg:
+		next := m.poll()
+		if msg.err == nil && msg.run != nil && runKey(msg.run) != m.newest {
+			m.newest = runKey(msg.run)
+			return tea.Batch(m.load(), next)
+		}
+		return next
+	case headlinesMsg:
+		for id, h := range msg.heads {
+			m.heads[id] = h
+		}
+		for k := range m.asking {
+			if id, _, _ := strings.Cut(k, "@"); msg.heads[id] != nil {
+				delete(m.asking, k)
+			}
+		}
 		m.rebuild()
 	case evalDoneMsg:
 		return m.load()
 	case tea.KeyMsg:
-		return m.key(msg)
-	}
-	return nil
-}
-
-func (m *runsModel) key(msg tea.KeyMsg) tea.Cmd {
-	k := m.e.keys
-	if m.typing {
-		var cmd tea.Cmd
-		m.typing, m.query, cmd = filterKey(&m.input, msg)
-		m.rebuild()
+		if m.typing {
+			var cmd tea.Cmd
+			m.typing, m.query, cmd = filterKey(&m.input, msg)
+			m.rebuild()
+			return tea.Batch(cmd, m.headlines())
+		}
+		cmd, _ := m.keys.handle(msg)
 		return cmd
 	}
-	n := len(m.rows)
-	switch {
-	case key.Matches(msg, k.Up):
-		m.cursor = max(0, m.cursor-1)
-	case key.Matches(msg, k.Down):
-		m.cursor = max(0, min(n-1, m.cursor+1))
-	case key.Matches(msg, k.PageDown):
-		m.cursor = max(0, min(n-1, m.cursor+m.h-3))
-	case key.Matches(msg, k.PageUp):
-		m.cursor = max(0, m.cursor-m.h+3)
-	case key.Matches(msg, k.Top):
-		m.cursor = 0
-	case key.Matches(msg, k.Bottom):
-		m.cursor = max(0, n-1)
-	case key.Matches(msg, k.Filter):
-		m.typing = true
-		return m.input.Focus()
-	case key.Matches(msg, k.Cycle):
-		m.thisSet = !m.thisSet
-		m.rebuild()
-	case key.Matches(msg, k.Mark):
-		r := m.selected()
-		if r == nil {
+	return nil
+}
+
+// mark picks the selected run: the first pick is A (the baseline), the
+// second B; picking a picked run unpicks it. Two picks compare.
+func (m *runsModel) mark() tea.Cmd {
+	r := m.selected()
+	if r == nil {
+		return nil
+	}
+	for i, id := range m.marked {
+		if id == r.ID {
+			m.marked = append(m.marked[:i], m.marked[i+1:]...)
+			m.rebuild()
 			return nil
 		}
-		for i, id := range m.marked {
-			if id == r.ID {
-				m.marked = append(m.marked[:i], m.marked[i+1:]...)
-				m.rebuild()
-				return nil
-			}
-		}
-		m.marked = append(m.marked, r.ID)
-		if len(m.marked) > 2 {
-			m.marked = m.marked[len(m.marked)-2:]
-		}
-		m.rebuild()
-		if len(m.marked) == 2 {
-			return m.compare()
-		}
-	case key.Matches(msg, k.Open):
-		r := m.selected()
-		if r == nil {
-			return nil
-		}
-		db, ctx, id := m.e.opt.DB, m.e.ctx, r.ID
-		m.e.say("reading run %s…", id)
-		return tea.Batch(func() tea.Msg { return gotoScreenMsg{to: screenEval} }, func() tea.Msg {
-			ra, err := analyzeRun(ctx, db, id)
-			return analysisMsg{ra: ra, err: err, for_: screenEval}
-		})
-	case key.Matches(msg, k.Back):
-		m.marked, m.query, m.thisSet = nil, "", false
-		m.input.SetValue("")
-		m.rebuild()
-	case key.Matches(msg, k.Run):
-		return m.load()
+	}
+	if len(m.marked) == 2 {
+		m.marked = m.marked[:1] // a third pick replaces B; A stays the baseline
+	}
+	m.marked = append(m.marked, r.ID)
+	m.rebuild()
+	if len(m.marked) == 2 {
+		return m.compare()
 	}
 	return nil
 }
 
-// compare sends the two marked runs to the compare screen, older first.
+// swap makes B the baseline and compares again.
+func (m *runsModel) swap() tea.Cmd {
+	m.marked[0], m.marked[1] = m.marked[1], m.marked[0]
+	m.rebuild()
+	return m.compare()
+}
+
+func (m *runsModel) clear() tea.Cmd {
+	m.marked, m.query, m.thisSet = nil, "", false
+	m.input.SetValue("")
+	m.rebuild()
+	return m.headlines()
+}
+
+func (m *runsModel) openRun() tea.Cmd {
+	r := m.selected()
+	if r == nil {
+		return nil
+	}
+	m.e.say("reading run %s…", r.ID)
+	return tea.Batch(func() tea.Msg { return gotoScreenMsg{to: screenEval} }, loadRun(m.e, "", r, screenEval, 0))
+}
+
+// compare sends the two picked runs to the compare screen: A the first
+// pick (the baseline), B the second.
 func (m *runsModel) compare() tea.Cmd {
-	a, b := m.marked[0], m.marked[1]
-	byID := map[string]*store.Run{}
+	byID := map[string]*workbench.Run{}
 	for _, r := range m.runs {
 		byID[r.ID] = r
 	}
-	ra, rb := byID[a], byID[b]
-	if ra != nil && rb != nil && rb.StartedAt.Before(ra.StartedAt) {
-		a, b = b, a
+	a, b := byID[m.marked[0]], byID[m.marked[1]]
+	if a == nil || b == nil {
+		return nil
 	}
 	return tea.Batch(func() tea.Msg { return gotoScreenMsg{to: screenCompare} }, func() tea.Msg { return compareMsg{a: a, b: b} })
-}
-
-func (m *runsModel) help() helpMap {
-	k := m.e.keys
-	if m.typing {
-		return helpMap{short: []key.Binding{withHelp(k.Accept, "enter", "keep filter"), withHelp(k.Back, "esc", "clear")}}
-	}
-	short := []key.Binding{k.Up, k.Down, withHelp(k.Mark, "space", "pick two to compare"), withHelp(k.Open, "enter", "metrics"), k.Filter, withHelp(k.Cycle, "f", "this set only")}
-	return helpMap{short: short, full: [][]key.Binding{
-		{withHelp(k.Mark, "space", "pick (two → compare)"), withHelp(k.Open, "enter", "open metrics"), withHelp(k.Filter, "/", "filter set/model (!x inverts)"), withHelp(k.Cycle, "f", "this set only"), withHelp(k.Run, "r", "reload"), withHelp(k.Back, "esc", "clear")},
-		k.navKeys(),
-	}}
 }
 
 func (m *runsModel) view(w, h int) string {
 	st := &m.e.st
 	switch {
-	case m.e.opt.DB == nil:
+	case !m.e.hasDB():
 		return st.Muted.Render(" No database: runs are stored in SQLite (--db, $JEVLAB_DB).")
 	case !m.loaded:
 		return st.Muted.Render(" reading runs…")
-	case m.err != nil:
+	case m.err != nil && len(m.runs) == 0:
 		return st.Bad.Render(" runs: " + firstLine(m.err.Error()))
 	}
-	title := fmt.Sprintf(" Runs %d of %d", len(m.rows), len(m.runs))
+	title := fmt.Sprintf(" Runs %d of %d", m.list.len(), len(m.runs))
 	if len(m.runs) == runsPage {
 		title += fmt.Sprintf(" (the newest %d; `jevlab runs` lists all)", runsPage)
 	}
@@ -240,10 +362,16 @@ func (m *runsModel) view(w, h int) string {
 		title += " · set " + termsafe.String(m.e.set.Title())
 	}
 	if m.query != "" {
-		title += " · /" + m.query
+		title += " · /" + termsafe.String(m.query)
 	}
-	if len(m.marked) == 1 {
-		title += " · picked " + m.marked[0] + " — pick one more to compare"
+	switch len(m.marked) {
+	case 1:
+		title += " · A (baseline) " + m.marked[0] + " — pick B to compare"
+	case 2:
+		title += " · A (baseline) " + m.marked[0] + " → B " + m.marked[1] + " · s swaps"
+	}
+	if more := m.list.more(); more != "" {
+		title += " · " + more
 	}
 	lines := []string{st.Focused.Render(fit(title, w))}
 	if m.typing {
@@ -251,19 +379,13 @@ func (m *runsModel) view(w, h int) string {
 	}
 	if len(m.runs) == 0 {
 		lines = append(lines, st.Muted.Render(" no runs yet — start one on the evaluation screen (3, then r) or with `jevlab eval`"))
-		return strings.Join(lines, "\n")
+		return joinLines(lines)
 	}
-	room := max(1, h-len(lines))
-	top := 0
-	if m.cursor >= room {
-		top = m.cursor - room + 1
+	head := fmt.Sprintf("   %-24s %-10s %-11s %11s %s", "run", "name", "status", "items", "accuracy")
+	if m.wide() {
+		head = fmt.Sprintf("   %-24s %-14s %-16s %-14s %-11s %11s %7s %-7s %-16s  %s", "run", "name", "set", "model", "status", "items", "errors", "cost", "started", "accuracy")
 	}
-	for i := top; i < len(m.lines) && i < top+room; i++ {
-		if i == m.cursor {
-			lines = append(lines, st.Selected.Render(fit(stripForSelect(m.lines[i]), w)))
-		} else {
-			lines = append(lines, m.lines[i])
-		}
-	}
-	return strings.Join(lines, "\n")
+	lines = append(lines, st.Muted.Render(fit(head, w)))
+	lines = append(lines, m.list.render(m.lines, func(s string) string { return st.Selected.Render(fit(stripForSelect(s), w)) })...)
+	return joinLines(lines)
 }

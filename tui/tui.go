@@ -22,16 +22,21 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/jevlab/jevlab/evals/dataset"
 	"github.com/jevlab/jevlab/evals/questionset"
+	"github.com/jevlab/jevlab/evals/workbench"
 	"github.com/jevlab/jevlab/internal/termsafe"
 	"github.com/jevlab/jevlab/provider"
-	"github.com/jevlab/jevlab/store"
 )
 
 // Options configure the workbench.
 type Options struct {
-	// Set is the question set to design; required.
+	// Session is the set being designed with its dataset source and the
+	// run template cmd built (database, version, base URL, concurrency,
+	// rps, settings); the template's provider and mode are the
+	// workbench's own (Provider/Connect, Mode) when a run starts. nil:
+	// a session over Set with no dataset and no database.
+	Session *workbench.Session
+	// Set is the question set to design when Session is nil.
 	Set *questionset.Set
 	// Provider answers requests (live client, cache, offline replay or the
 	// stand-in). Either Provider or Connect is required.
@@ -41,16 +46,10 @@ type Options struct {
 	// the provider, its mode, and a note to show (warnings), if any.
 	Connect func(ctx context.Context) (p provider.Provider, mode, note string, err error)
 	// Mode names how Provider answers: "live", "cached", "offline" or
-	// "stand-in". It is shown in the header.
+	// "stand-in". It is shown in the header and recorded with runs.
 	Mode string
 	// Model overrides the set's requested model when not empty.
 	Model string
-	// DB holds runs for the evaluation, runs and compare screens; nil
-	// leaves those screens explaining how to get one.
-	DB *store.DB
-	// Dataset loads the labelled items, asynchronously; nil when the set
-	// names no dataset.
-	Dataset func(ctx context.Context) ([]dataset.Item, error)
 	// SaveNew saves a set that came from no file (the shipped example) and
 	// returns where; SaveNewDesc says where, for the quit prompt. nil: the
 	// set's name as a YAML file in the working directory.
@@ -69,6 +68,9 @@ type Options struct {
 	NoAltScreen bool
 	// Mouse enables mouse wheel scrolling.
 	Mouse bool
+	// PollEvery is how often the runs screen looks for runs stored by
+	// other processes; 0 means every 2s, negative never (tests).
+	PollEvery time.Duration
 	// Now is the clock (tests); nil means time.Now.
 	Now func() time.Time
 }
@@ -115,18 +117,19 @@ const (
 
 var screenNames = [...]string{"design", "dataset", "evaluate", "runs", "compare"}
 
-// env is what every screen shares: options, styles, keys, the working set
-// and the status line's figures.
+// env is what every screen shares: options, styles, keys, the session (the
+// working set, its dataset and run template) and the status line's figures.
 type env struct {
 	ctx   context.Context
 	opt   Options
 	st    Styles
 	keys  KeyMap
-	set   *questionset.Set
+	sess  *workbench.Session
+	set   *questionset.Set // sess.Set
 	dirty bool
 	now   func() time.Time
 
-	items   []dataset.Item    // the dataset, once loaded
+	items   []workbench.Item  // the dataset as loaded: labels as text, resolved by sess.Labelled on every use
 	prov    provider.Provider // nil until connected
 	mode    string
 	connErr error
@@ -147,6 +150,22 @@ func (e *env) say(format string, a ...any) {
 
 func (e *env) fail(format string, a ...any) {
 	e.flash, e.flashBad = fmt.Sprintf(format, a...), true
+}
+
+// db is the run database, nil when there is none (it travels inside the
+// session's run template; the screens never name its type).
+func (e *env) hasDB() bool { return e.sess.Template != nil && e.sess.Template.DB != nil }
+
+// runTemplate is the session's template with the workbench's provider and
+// mode as they are now (a stand-in started in this session records as
+// one); offline runs record no base URL, as eval does.
+func (e *env) runTemplate() *workbench.RunTemplate {
+	t := *e.sess.Template
+	t.Provider, t.ProviderKind = e.prov, e.mode
+	if e.mode == "offline" {
+		t.BaseURL = ""
+	}
+	return &t
 }
 
 // requestedModel is the model the workbench asks for.
@@ -190,9 +209,13 @@ type Model struct {
 // New builds the workbench model. It does no I/O: loading happens in Init's
 // commands.
 func New(ctx context.Context, opt Options) (*Model, error) {
-	if opt.Set == nil {
+	if opt.Session == nil && opt.Set != nil {
+		opt.Session = workbench.NewSession(opt.Set, workbench.DatasetSource{}, nil)
+	}
+	if opt.Session == nil || opt.Session.Set == nil {
 		return nil, fmt.Errorf("workbench: no question set")
 	}
+	opt.Set = opt.Session.Set
 	if opt.Provider == nil && opt.Connect == nil {
 		return nil, fmt.Errorf("workbench: no provider")
 	}
@@ -203,7 +226,7 @@ func New(ctx context.Context, opt Options) (*Model, error) {
 	if now == nil {
 		now = time.Now
 	}
-	e := &env{ctx: ctx, opt: opt, st: NewStyles(opt.Renderer), keys: DefaultKeyMap(), set: opt.Set, now: now,
+	e := &env{ctx: ctx, opt: opt, st: NewStyles(opt.Renderer), keys: DefaultKeyMap(), sess: opt.Session, set: opt.Session.Set, now: now,
 		prov: opt.Provider, mode: opt.Mode}
 	h := help.New()
 	h.Styles = e.st.Help
@@ -277,7 +300,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, m.design.connected()
 	case gotoScreenMsg:
-		m.active = msg.to
+		m.switchTo(msg.to)
 		return m, nil
 	case savedMsg:
 		cmd := m.design.update(msg)
@@ -349,19 +372,19 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			case key.Matches(msg, k.Save):
 				return m, m.design.save()
 			case key.Matches(msg, k.Design):
-				m.active = screenDesign
+				m.switchTo(screenDesign)
 				return m, nil
 			case key.Matches(msg, k.Dataset):
-				m.active = screenDataset
+				m.switchTo(screenDataset)
 				return m, nil
 			case key.Matches(msg, k.Eval):
-				m.active = screenEval
+				m.switchTo(screenEval)
 				return m, nil
 			case key.Matches(msg, k.Runs):
-				m.active = screenRuns
+				m.switchTo(screenRuns)
 				return m, nil
 			case key.Matches(msg, k.Compare):
-				m.active = screenCompare
+				m.switchTo(screenCompare)
 				return m, nil
 			}
 		}
@@ -375,6 +398,16 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	}
 	return m, tea.Batch(cmds...)
+}
+
+// switchTo makes screen to active. The status line said something about
+// the screen left behind; it is cleared so it never reads as the new
+// screen's (a message the new screen sends afterwards replaces it).
+func (m *Model) switchTo(to screenID) {
+	if to != m.active {
+		m.e.flash, m.e.flashBad = "", false
+	}
+	m.active = to
 }
 
 func (m *Model) quit() (tea.Model, tea.Cmd) {

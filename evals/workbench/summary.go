@@ -158,3 +158,17 @@ func Headline(ctx context.Context, db *store.DB, run *Run) (*RunHeadline, error)
 	}
 	return h, nil
 }
+
+// ConfidenceLabel names the confidence a report's selective curve,
+// reliability bins or routing used (metrics' Selective.ConfidenceName) the
+// way every screen names it: "confidence" for the provider's field, "top
+// prob" for the largest probability (a noul's max(p, 1−p)).
+func ConfidenceLabel(metricsName string) string {
+	switch metricsName {
+	case "provider confidence", "confidence":
+		return "confidence"
+	case "max prob", "max(p,1-p)":
+		return "top prob"
+	}
+	return metricsName
+}

@@ -144,3 +144,11 @@ func merge(a, b map[string]dataset.Label) map[string]dataset.Label {
 	}
 	return a
 }
+
+func TestConfidenceLabel(t *testing.T) {
+	for in, want := range map[string]string{"max prob": "top prob", "max(p,1-p)": "top prob", "provider confidence": "confidence", "other": "other"} {
+		if got := ConfidenceLabel(in); got != want {
+			t.Errorf("%q → %q, want %q", in, got, want)
+		}
+	}
+}
