@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/jevlab/jevlab/evals/questionset"
+	"github.com/jevlab/jevlab/evals/workbench"
 	"github.com/jevlab/jevlab/provider"
 	"github.com/jevlab/jevlab/store"
 )
@@ -145,7 +146,7 @@ func BenchmarkStartup(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		m, err := New(context.Background(), Options{Set: set, Provider: &fakeProvider{}, Mode: "stand-in", DB: db, Renderer: asciiRenderer()})
+		m, err := New(context.Background(), Options{Session: workbench.NewSession(set, workbench.DatasetSource{}, &workbench.RunTemplate{DB: db}), Provider: &fakeProvider{}, Mode: "stand-in", Renderer: asciiRenderer(), PollEvery: -1})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -159,7 +159,9 @@ func (m *compareModel) draw() {
 		return id + " (" + termsafe.String(model) + ")"
 	}
 	l := []string{
-		st.Focused.Render(fit(fmt.Sprintf(" Compare A %s → B %s · seed %d", name(c.A.ID, c.A.Name, c.A.Model), name(c.B.ID, c.B.Name, c.B.Model), workbench.CanonicalSeed), w)),
+		st.Focused.Render(fit(fmt.Sprintf(" Compare · paired by item · 95%% paired bootstrap, seed %d", workbench.CanonicalSeed), w)),
+		fit(" A (baseline) "+st.Key.Render(name(c.A.ID, c.A.Name, c.A.Model)), w),
+		fit(" B            "+st.Key.Render(name(c.B.ID, c.B.Name, c.B.Model)), w),
 		fit(" verdict: "+verdict.Render(c.Verdict), w),
 	}
 	var notComparable []string

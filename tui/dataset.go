@@ -89,9 +89,7 @@ func newDatasetScreen(e *env, _ *designModel) screen {
 		bind(k.Back, "Items", m.clearFilter).enabledWhen(func() bool { return listing() && (m.query != "" || m.filter != filterAll) }).withDesc("clear filter"),
 		bind(k.Back, "Item", func() tea.Cmd { m.open = false; return nil }).inBar().enabledWhen(opened),
 	}
-	nav := m.list.navBindings(k, "Navigate")
-	nav[0], nav[1] = nav[0].inBar(), nav[1].inBar()
-	for _, b := range nav {
+	for _, b := range m.list.navBindings(k, "Navigate") {
 		m.keys = append(m.keys, b.enabledWhen(listing))
 	}
 	for _, b := range m.dscroll.navBindings(k, "Item") {
@@ -417,7 +415,6 @@ func (m *datasetModel) runItem() tea.Cmd {
 		return itemDoneMsg{itemID: id, asked: asked, err: err}
 	}
 }
-
 
 func (m *datasetModel) view(w, h int) string {
 	st := &m.e.st

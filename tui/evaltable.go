@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/jevlab/jevlab/evals/workbench"
 	"github.com/jevlab/jevlab/internal/termsafe"
 	"github.com/jevlab/jevlab/provider"
@@ -39,9 +41,16 @@ func mean(p float64) string {
 func (m *evalModel) metricsTable(w int) []string {
 	st := &m.e.st
 	v := m.v
-	l := []string{st.Focused.Render(fit(fmt.Sprintf(" Metrics of run %s (95%% bootstrap intervals, seed %d)   [ ] picks a question", v.Run.ID, workbench.CanonicalSeed), w))}
+	l := []string{st.Focused.Render(fit(fmt.Sprintf(" Metrics · run %s · 95%% bootstrap intervals, seed %d · [ ] picks a question", v.Run.ID, workbench.CanonicalSeed), w))}
 	wide := w >= 120
-	const qw = 11
+	qw := 11
+	if wide {
+		qw = 0
+		for _, r := range v.Report.Questions {
+			qw = max(qw, len([]rune(r.ID)))
+		}
+		qw = max(11, min(qw, 24))
+	}
 	head := fmt.Sprintf("   %-*s %4s %-19s %-10s %-8s %-19s", qw, "question", "n", "accuracy", "confidence", "top prob", "ECE")
 	if wide {
 		head += fmt.Sprintf(" %-19s %-19s %s", "Brier", "log loss", "errors")
@@ -97,7 +106,13 @@ func confusionLines(st *Styles, rep *workbench.QuestionReport, mat [][]int, w in
 	}
 	sort.SliceStable(cls, func(a, b int) bool { return support[cls[a]] > support[cls[b]] })
 	const cellW = 5
-	labelW := min(32, max(14, w/3))
+	longest := 0
+	for _, c := range cls {
+		if c < len(rep.Classes) {
+			longest = max(longest, ansi.StringWidth(termsafe.String(rep.Classes[c]))+3)
+		}
+	}
+	labelW := max(14, min(longest, w/3))
 	maxCols := max(1, (w-labelW-2)/cellW)
 	shown := append([]int(nil), cls[:min(len(cls), maxCols)]...)
 	sort.Ints(shown)
@@ -118,7 +133,7 @@ func confusionLines(st *Styles, rep *workbench.QuestionReport, mat [][]int, w in
 	}
 	head := " " + strings.Repeat(" ", labelW) + " "
 	for _, j := range shown {
-		head += fmt.Sprintf("%*d", cellW, num(j))
+		head += fmt.Sprintf("%*d ", cellW-1, num(j))
 	}
 	l = append(l, st.Muted.Render(fit(head, w)))
 	for _, i := range shown {

@@ -23,9 +23,9 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/muesli/termenv"
 
-	"github.com/jevlab/jevlab/evals/dataset"
 	"github.com/jevlab/jevlab/evals/questionset"
 	"github.com/jevlab/jevlab/evals/runner"
+	"github.com/jevlab/jevlab/evals/workbench"
 	examples "github.com/jevlab/jevlab/fixtures"
 	"github.com/jevlab/jevlab/internal/testutil"
 	"github.com/jevlab/jevlab/provider"
@@ -260,20 +260,15 @@ func demoTriage(t testing.TB) Options {
 	}
 	opt := testOptions(set, c, "offline")
 	name := path.Join(examples.Dir(examples.DemoTriageSet), set.Dataset)
-	opt.Dataset = func(ctx context.Context) ([]dataset.Item, error) {
-		f, err := examples.FS.Open(name)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		var items []dataset.Item
-		err = dataset.Parse(name, f, dataset.Options{}, set, func(it dataset.Item) error {
-			items = append(items, it)
-			return nil
-		})
-		return items, err
-	}
+	opt.Session = workbench.NewSession(set, workbench.DatasetSource{Path: name, Open: func() (io.ReadCloser, error) { return examples.FS.Open(name) }}, nil)
 	return opt
+}
+
+// withDB gives opt's session a run template storing runs in db (one
+// worker, so runs are reproducible).
+func withDB(opt *Options, db *store.DB) *store.DB {
+	opt.Session.Template = &workbench.RunTemplate{DB: db, Concurrency: 1, Version: "test"}
+	return db
 }
 
 // seedRuns stores two evaluations of opt's set over its dataset: A from
@@ -282,10 +277,11 @@ func demoTriage(t testing.TB) Options {
 func seedRuns(t testing.TB, opt Options, db *store.DB) (string, string) {
 	t.Helper()
 	ctx := context.Background()
-	items, err := opt.Dataset(ctx)
+	raw, err := workbench.LoadItems(ctx, opt.Session.Set, opt.Session.Dataset)
 	if err != nil {
 		t.Fatal(err)
 	}
+	items, _ := opt.Session.Labelled(raw)
 	a, err := runner.Run(ctx, runner.Config{Set: opt.Set, Items: items, Provider: opt.Provider, DB: db, Name: "recorded", Concurrency: 1}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -342,7 +338,7 @@ var sizes = []struct {
 var fixedNow = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 
 func testOptions(set *questionset.Set, p provider.Provider, mode string) Options {
-	return Options{Set: set, Provider: p, Mode: mode, Renderer: asciiRenderer(), Now: func() time.Time { return fixedNow }}
+	return Options{Set: set, Provider: p, Mode: mode, Renderer: asciiRenderer(), Now: func() time.Time { return fixedNow }, PollEvery: -1}
 }
 
 // startTM starts a teatest program on m at w×h.

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/jevlab/jevlab/evals/workbench"
 )
 
 // TestEvalScreenRouting: a run of a set whose queue has min_confidence 0.9
@@ -19,18 +21,18 @@ func TestEvalScreenRouting(t *testing.T) {
 	if err := opt.Set.SetMinConfidence("queue", &cut); err != nil {
 		t.Fatal(err)
 	}
-	opt.DB = openDB(t)
-	runA, _ := seedRuns(t, opt, opt.DB)
+	db := withDB(&opt, openDB(t))
+	runA, _ := seedRuns(t, opt, db)
 	m := newModel(t, opt)
 	drive(m, tea.WindowSizeMsg{Width: 140, Height: 40})
-	ra, err := analyzeRun(context.Background(), opt.DB, runA)
+	ra, err := workbench.LoadRun(context.Background(), db, runA, workbench.ViewConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ev := m.screens[screenEval].(*evalModel)
-	ev.ra = ra
+	ev.v = ra
 	const line = " min_confidence 0.90: 10.0% routed to uncertain (1/10) · accuracy of the rest 1.000 [0.701, 1.000] Wilson (9/9)"
-	for i, r := range ra.reports {
+	for i, r := range ra.Report.Questions {
 		ev.qi = i
 		ev.draw()
 		text := normalize(strings.Join(ev.lines, "\n"))

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -160,6 +161,7 @@ func (m *runsModel) resize(w, h int) {
 // room is the number of run rows in view.
 func (m *runsModel) room() int {
 	n := m.h - 2 // title, column heads
+	n--          // the selected run's footer
 	if m.typing {
 		n--
 	}
@@ -201,27 +203,66 @@ func (m *runsModel) rebuild() {
 		if r.Status == workbench.StatusDone {
 			status = st.Good.Render(fit(string(r.Status), 11))
 		}
-		acc := st.Faint.Render("…")
-		if h := m.heads[r.ID]; h != nil {
-			acc = "—"
-			if s := h.String(); s != "" {
-				acc = termsafe.String(s)
-			}
-		}
 		var line string
 		if m.wide() {
 			models := r.Model
 			if len(r.Models) > 0 {
 				models = strings.Join(r.Models, "+")
 			}
-			line = fmt.Sprintf("%s%s %s %s %s %s %5d/%-5d %3d err $%.4f %s  %s", st.Key.Render(mark), fit(r.ID, 24), fit(termsafe.String(r.Name), 14),
-				fit(termsafe.String(r.SetName), 16), fit(termsafe.String(models), 14), status, r.Done, r.Total, r.Errors, r.CostUSD,
-				r.StartedAt.Format("2006-01-02 15:04"), acc)
+			line = fmt.Sprintf("%s%s %s %s %s %s %5d/%-5d %5d %s  %s", st.Key.Render(mark), fit(r.ID, 24), fit(midTrunc(termsafe.String(r.Name), 12), 12),
+				fit(midTrunc(termsafe.String(r.SetName), 14), 14), fit(midTrunc(termsafe.String(models), 14), 14), status, r.Done, r.Total, r.Errors,
+				r.StartedAt.Format("2006-01-02 15:04"), m.accuracy(r, 6))
 		} else {
-			line = fmt.Sprintf("%s%s %s %s %5d/%-5d %s", st.Key.Render(mark), fit(r.ID, 24), fit(termsafe.String(r.Name), 10), status, r.Done, r.Total, acc)
+			// Narrow: the run by its name (its id when it has none; the
+			// selected run's id and details are in the footer).
+			label := r.ID
+			if r.Name != "" {
+				label = termsafe.String(r.Name)
+			}
+			line = fmt.Sprintf("%s%s %s %s", st.Key.Render(mark), fit(midTrunc(label, 16), 16), status, m.accuracy(r, 6))
 		}
 		m.lines = append(m.lines, padRight(" "+line, m.w))
 	}
+}
+
+// accuracy is a run's headline: each question's accuracy, ids cut to idW
+// cells in the middle (0: whole); "…" while it is measured, "—" when it
+// cannot be.
+func (m *runsModel) accuracy(r *workbench.Run, idW int) string {
+	h := m.heads[r.ID]
+	if h == nil {
+		return m.e.st.Faint.Render("…")
+	}
+	if len(h.Questions) == 0 {
+		return "—"
+	}
+	if idW == 0 {
+		return termsafe.String(h.String())
+	}
+	parts := make([]string, 0, len(h.Questions))
+	for _, q := range h.Questions {
+		acc := "—"
+		if !math.IsNaN(q.Accuracy) {
+			acc = fmt.Sprintf("%.3f", q.Accuracy)
+		}
+		parts = append(parts, midTrunc(termsafe.String(q.ID), idW)+" "+acc)
+	}
+	return strings.Join(parts, " · ")
+}
+
+// footer is the selected run in full: id, every question's accuracy, set,
+// model, items, cost, start.
+func (m *runsModel) footer(w int) string {
+	r := m.selected()
+	if r == nil {
+		return ""
+	}
+	models := r.Model
+	if len(r.Models) > 0 {
+		models = strings.Join(r.Models, "+")
+	}
+	return fit(fmt.Sprintf(" %s · accuracy %s · %s · %s · %d/%d items · $%.4f · %s", r.ID, m.accuracy(r, 0), termsafe.String(r.SetName), termsafe.String(models),
+		r.Done, r.Total, r.CostUSD, r.StartedAt.Format("2006-01-02 15:04")), w)
 }
 
 func (m *runsModel) selected() *workbench.Run {
@@ -381,11 +422,15 @@ func (m *runsModel) view(w, h int) string {
 		lines = append(lines, st.Muted.Render(" no runs yet — start one on the evaluation screen (3, then r) or with `jevlab eval`"))
 		return joinLines(lines)
 	}
-	head := fmt.Sprintf("   %-24s %-10s %-11s %11s %s", "run", "name", "status", "items", "accuracy")
+	head := fmt.Sprintf("   %-16s %-11s %s", "run", "status", "accuracy")
 	if m.wide() {
-		head = fmt.Sprintf("   %-24s %-14s %-16s %-14s %-11s %11s %7s %-7s %-16s  %s", "run", "name", "set", "model", "status", "items", "errors", "cost", "started", "accuracy")
+		head = fmt.Sprintf("   %-24s %-12s %-14s %-14s %-11s %11s %5s %-16s  %s", "run", "name", "set", "model", "status", "items", "err", "started", "accuracy")
 	}
 	lines = append(lines, st.Muted.Render(fit(head, w)))
 	lines = append(lines, m.list.render(m.lines, func(s string) string { return st.Selected.Render(fit(stripForSelect(s), w)) })...)
+	for len(lines) < h-1 {
+		lines = append(lines, "")
+	}
+	lines = append(lines, st.Muted.Render(m.footer(w)))
 	return joinLines(lines)
 }

@@ -71,7 +71,7 @@ func TestDatasetScreen(t *testing.T) {
 						waitFor(t, tm, "item dt-002 answered")
 					}
 					_, view := finish(t, tm)
-					if step == "run" && !strings.Contains(view, "(true: ") {
+					if step == "run" && !strings.Contains(view, "(label: ") {
 						t.Errorf("opened item lacks its true labels:\n%s", view)
 					}
 					golden.RequireEqual(t, []byte(view))
@@ -88,18 +88,18 @@ func TestDatasetFilter(t *testing.T) {
 	drive(m, tea.WindowSizeMsg{Width: 100, Height: 30})
 	runCmd(m, m.Init(), 0)
 	ds := m.screens[screenDataset].(*datasetModel)
-	if len(ds.rows) != 10 {
-		t.Fatalf("rows = %d, want 10", len(ds.rows))
+	if ds.list.len() != 10 {
+		t.Fatalf("rows = %d, want 10", ds.list.len())
 	}
 	drive(m, keys("2/")...)
 	drive(m, keys("refund")...)
-	if len(ds.rows) != 2 { // dt-001 and dt-007 mention a refund
-		t.Errorf("/refund keeps %d rows, want 2", len(ds.rows))
+	if ds.list.len() != 2 { // dt-001 and dt-007 mention a refund
+		t.Errorf("/refund keeps %d rows, want 2", ds.list.len())
 	}
 	drive(m, press(tea.KeyEsc))
 	drive(m, keys("/!refund")...)
-	if len(ds.rows) != 8 {
-		t.Errorf("/!refund keeps %d rows, want 8", len(ds.rows))
+	if ds.list.len() != 8 {
+		t.Errorf("/!refund keeps %d rows, want 8", ds.list.len())
 	}
 	drive(m, press(tea.KeyEsc))
 	// Answer every item with the fake provider: some are wrong.
@@ -109,17 +109,17 @@ func TestDatasetFilter(t *testing.T) {
 		drive(m, press(tea.KeyDown))
 	}
 	wrong := 0
-	for i := range ds.items {
+	for i := range ds.labelled {
 		for _, id := range m.e.set.Questions.IDs() {
-			if ds.correct(&ds.items[i], id) == 0 {
+			if ds.correct(&ds.labelled[i], id) == 0 {
 				wrong++
 				break
 			}
 		}
 	}
 	drive(m, keys("f")...)
-	if ds.filter != filterWrong || len(ds.rows) != wrong || wrong == 0 {
-		t.Errorf("wrong-only keeps %d rows, want %d (>0)", len(ds.rows), wrong)
+	if ds.filter != filterWrong || ds.list.len() != wrong || wrong == 0 {
+		t.Errorf("wrong-only keeps %d rows, want %d (>0)", ds.list.len(), wrong)
 	}
 }
 
@@ -129,7 +129,7 @@ func TestEvalStartCancel(t *testing.T) {
 	for _, sz := range sizes {
 		t.Run(sz.name, func(t *testing.T) {
 			opt := demoTriage(t)
-			opt.DB = openDB(t)
+			withDB(&opt, openDB(t))
 			fp := &fakeProvider{block: make(chan struct{})}
 			opt.Provider = fp
 			tm := startDataset(t, opt, sz.w, sz.h)
@@ -155,10 +155,10 @@ func TestEvalRecorded(t *testing.T) {
 	for _, sz := range sizes {
 		t.Run(sz.name, func(t *testing.T) {
 			opt := demoTriage(t)
-			opt.DB = openDB(t)
+			withDB(&opt, openDB(t))
 			tm := startDataset(t, opt, sz.w, sz.h)
 			tm.Type("3r")
-			waitFor(t, tm, "Metrics of run")
+			waitFor(t, tm, "Metrics · run")
 			tm.Type("]]")
 			typeKeys(tm, press(tea.KeyRight), press(tea.KeyRight), press(tea.KeyRight), press(tea.KeyRight))
 			waitFor(t, tm, "cut 0.70")
@@ -176,14 +176,13 @@ func TestRunsAndCompare(t *testing.T) {
 			for _, step := range []string{"runs", "compare", "flipped"} {
 				t.Run(step, func(t *testing.T) {
 					opt := demoTriage(t)
-					opt.DB = openDB(t)
-					seedRuns(t, opt, opt.DB)
+					seedRuns(t, opt, withDB(&opt, openDB(t)))
 					m := newModel(t, opt)
 					tm := startTM(t, m, sz.w, sz.h)
 					tm.Type("4")
 					waitFor(t, tm, "Runs 2 of 2")
 					if step != "runs" {
-						tm.Type(" j ")
+						tm.Type("j k ") // A (baseline) = the older run, recorded; B = synthetic
 						waitFor(t, tm, "verdict: regressed")
 					}
 					if step == "flipped" {
@@ -248,7 +247,7 @@ func TestScreensInitial(t *testing.T) {
 			} {
 				t.Run(sc.name, func(t *testing.T) {
 					opt := demoTriage(t)
-					opt.DB = openDB(t)
+					withDB(&opt, openDB(t))
 					tm := startDataset(t, opt, sz.w, sz.h)
 					tm.Type(sc.key)
 					waitFor(t, tm, sc.want)
@@ -264,8 +263,7 @@ func TestScreensInitial(t *testing.T) {
 // nothing panics and no line is wider than the terminal.
 func TestEveryScreenAnySize(t *testing.T) {
 	opt := demoTriage(t)
-	opt.DB = openDB(t)
-	seedRuns(t, opt, opt.DB)
+	seedRuns(t, opt, withDB(&opt, openDB(t)))
 	m := newModel(t, opt)
 	drive(m, tea.WindowSizeMsg{Width: 100, Height: 30})
 	runCmd(m, m.Init(), 0)
@@ -302,10 +300,10 @@ func TestEveryScreenAnySize(t *testing.T) {
 	check("runs")
 	drive(m, press(tea.KeyEnter))
 	check("evaluate (a stored run)")
-	if ev := m.screens[screenEval].(*evalModel); m.active != screenEval || ev.ra == nil {
+	if ev := m.screens[screenEval].(*evalModel); m.active != screenEval || ev.v == nil {
 		t.Fatal("enter on a run did not open its metrics")
 	}
-	drive(m, keys("4 j ")...)
+	drive(m, keys("4gj k ")...)
 	cm := m.screens[screenCompare].(*compareModel)
 	if m.active != screenCompare || cm.c == nil {
 		t.Fatal("picking two runs did not compare them")

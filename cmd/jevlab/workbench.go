@@ -13,9 +13,11 @@ import (
 
 	"github.com/jevlab/jevlab/evals/dataset"
 	"github.com/jevlab/jevlab/evals/questionset"
+	"github.com/jevlab/jevlab/evals/workbench"
 	examples "github.com/jevlab/jevlab/fixtures"
 	"github.com/jevlab/jevlab/provider"
 	pfix "github.com/jevlab/jevlab/provider/fixtures"
+	"github.com/jevlab/jevlab/provider/systemone"
 	"github.com/jevlab/jevlab/tui"
 )
 
@@ -29,6 +31,7 @@ func (a *app) workbench(cmd *cobra.Command, args []string) error {
 		ctx = context.Background()
 	}
 	opt := tui.Options{}
+	var ds workbench.DatasetSource
 	if len(args) == 1 {
 		set, err := a.loadSet(args[0])
 		if err != nil {
@@ -45,12 +48,7 @@ func (a *app) workbench(cmd *cobra.Command, args []string) error {
 			a.stderr = saved
 			return p, string(mode), strings.TrimSpace(strings.TrimPrefix(buf.String(), "jevlab: ")), err
 		}
-		if set.Dataset != "" {
-			path := set.Resolve(set.Dataset)
-			opt.Dataset = func(ctx context.Context) ([]dataset.Item, error) {
-				return dataset.Load(path, a.dataOptions(dataset.Options{}).ForSet(set), set)
-			}
-		}
+		ds = workbench.DatasetFor(set, "", a.dataOptions(dataset.Options{}).ForSet(set))
 		opt.RunOnStart = true // answers come from the cache first; a miss is asked live only with a key
 	} else {
 		set, err := examples.DefaultSet()
@@ -79,19 +77,13 @@ func (a *app) workbench(cmd *cobra.Command, args []string) error {
 		}
 		if set.Dataset != "" {
 			name := path.Join(examples.Dir(examples.DefaultSetName), set.Dataset)
-			opt.Dataset = func(ctx context.Context) ([]dataset.Item, error) {
+			ds = workbench.DatasetSource{Path: "fixtures/" + name, Options: dataset.Options{}.ForSet(set), Open: func() (io.ReadCloser, error) {
 				f, err := examples.FS.Open(name)
 				if err != nil {
 					return nil, fmt.Errorf("shipped dataset: %w", err)
 				}
-				defer f.Close()
-				var items []dataset.Item
-				err = dataset.Parse("fixtures/"+name, f, dataset.Options{}.ForSet(set), set, func(it dataset.Item) error {
-					items = append(items, it)
-					return nil
-				})
-				return items, err
-			}
+				return f, nil
+			}}
 		}
 		opt.RunOnStart = true
 		// Saving the example extracts it, with its data and recordings,
@@ -119,9 +111,19 @@ func (a *app) workbench(cmd *cobra.Command, args []string) error {
 	if a.model != "" {
 		opt.Model = a.model
 	}
+	// The session's run template is the one `jevlab eval` builds, so a run
+	// started on the evaluate screen is recorded as eval records it. The
+	// provider is connected in the background: the workbench puts it and
+	// its mode into the template when a run starts, and drops the base URL
+	// when that mode is offline (as eval records no base URL offline).
+	var tmpl *workbench.RunTemplate
 	if db, err := a.db(); err == nil {
-		opt.DB = db
+		tmpl = a.runTemplate(db, nil, "")
+		if base, err := systemone.ResolveBaseURL(a.baseURL); err == nil {
+			tmpl.BaseURL = base
+		}
 	}
+	opt.Session = workbench.NewSession(opt.Set, ds, tmpl)
 	opt.Mouse = true
 	opt.Input = a.stdin
 	if f, ok := a.ttyOut.(*os.File); ok {
