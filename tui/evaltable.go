@@ -33,16 +33,17 @@ func mean(p float64) string {
 	return fmt.Sprintf("%.3f", p)
 }
 
-// metricsTable draws every question's headline figures: accuracy beside
-// the mean confidence and mean top prob over the same answers (a model
-// sure of more than it gets right is overconfident), then ECE, and when
-// wide, Brier, log loss and errors; a score question adds within one, MAE
-// and QWK.
+// metricsTable draws every question's headline figures, the ones `jevlab
+// show` prints: accuracy beside the mean top prob (the probability each
+// answer gives its decision; show's "mean confidence") and the gap between
+// them (a model sure of more than it gets right is overconfident), the mean
+// of the provider's confidence field, ECE, and when wide Brier, log loss
+// and errors; a score question adds within one, MAE and QWK.
 func (m *evalModel) metricsTable(w int) []string {
 	st := &m.e.st
 	v := m.v
 	l := []string{st.Focused.Render(fit(fmt.Sprintf(" Metrics · run %s · 95%% bootstrap intervals, seed %d · [ ] picks a question", v.Run.ID, workbench.CanonicalSeed), w))}
-	wide := w >= 120
+	wide := w >= 150
 	qw := 11
 	if wide {
 		qw = 0
@@ -51,32 +52,39 @@ func (m *evalModel) metricsTable(w int) []string {
 		}
 		qw = max(11, min(qw, 24))
 	}
-	head := fmt.Sprintf("   %-*s %4s %-19s %-10s %-8s %-19s", qw, "question", "n", "accuracy", "confidence", "top prob", "ECE")
+	head := fmt.Sprintf("   %-*s %4s %-19s %-19s", qw, "question", "n", "accuracy", "top prob")
 	if wide {
-		head += fmt.Sprintf(" %-19s %-19s %s", "Brier", "log loss", "errors")
+		head += fmt.Sprintf(" %-7s %-10s %-19s %-19s %-19s %s", "gap", "confidence", "ECE", "Brier", "log loss", "errors")
 	}
 	l = append(l, st.Muted.Render(fit(head, w)))
+	indent := strings.Repeat(" ", qw+4)
 	for i, r := range v.Report.Questions {
 		c := v.Confidence(r.ID)
-		row := fmt.Sprintf("%-*s %4d %-19s %-10s %-8s %-19s", qw, midTrunc(termsafe.String(r.ID), qw), r.Labelled, est(r.Accuracy),
-			mean(c.MeanConfidence), mean(c.MeanTopProb), est(r.ECE))
+		gap := "—"
+		if r.Overconfidence.Defined() {
+			gap = fmt.Sprintf("%+.3f", r.Overconfidence.Value)
+		}
+		row := fmt.Sprintf("%-*s %4d %-19s %-19s", qw, midTrunc(termsafe.String(r.ID), qw), r.Labelled, est(r.Accuracy), est(r.MeanConfidence))
 		if wide {
 			errs := 0
 			for _, n := range r.Errors {
 				errs += n
 			}
-			row += fmt.Sprintf(" %-19s %-19s %d", est(r.Brier), est(r.LogLoss), errs)
+			row += fmt.Sprintf(" %-7s %-10s %-19s %-19s %-19s %d", gap, mean(c.MeanConfidence), est(r.ECE), est(r.Brier), est(r.LogLoss), errs)
 		}
 		if i == m.qi {
 			l = append(l, st.Selected.Render(fit(" ▶ "+row, w)))
 		} else {
 			l = append(l, fit("   "+row, w))
 		}
+		if !wide {
+			l = append(l, fit(fmt.Sprintf("%s gap %s · confidence %s · ECE %s", indent, gap, mean(c.MeanConfidence), est(r.ECE)), w))
+		}
 		if s := r.Score; s != nil {
-			l = append(l, fit(fmt.Sprintf("   %*s within one %s · MAE %s · QWK %s", qw, "", est(s.WithinOneArgmax), est(s.MAE), est(s.QWK)), w))
+			l = append(l, fit(fmt.Sprintf("%s within one %s · MAE %s · QWK %s", indent, est(s.WithinOneArgmax), est(s.MAE), est(s.QWK)), w))
 		}
 	}
-	l = append(l, st.Muted.Render(fit(" confidence: the provider's confidence field (a noul has none) · top prob: the largest probability of the answer", w)))
+	l = append(l, st.Muted.Render(fit(" top prob: the probability each answer gives its decision · gap: top prob − accuracy · confidence: the provider's confidence field (a noul has none)", w)))
 	return l
 }
 
