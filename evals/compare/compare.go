@@ -268,7 +268,9 @@ func Compare(a, b RunData, opt Options) *Comparison {
 		Alpha:     opt.Alpha,
 		Conventions: fmt.Sprintf("paired by item id (first repeat); deltas are B - A with percentile 95%% paired bootstrap intervals (B=%d, seed %d); "+
 			"exact McNemar (two-sided binomial on the discordant pairs) and bootstrap Brier p-values, Holm-corrected across questions at alpha %.3g; "+
-			"a Brier change counts when |delta| >= %.3g or, with repeats, when the decisions change more than the runs' own flip rate",
+			"a Brier change counts when |delta| >= %.3g or, with repeats, when the decisions change more than the runs' own flip rate; "+
+			"a bootstrap p-value with no resample on one side of 0 is reported as <1/B, never 0; macro-F1 of both runs is over the union of the classes either uses; "+
+			"flips carry p(label), the probability each run gave the item's label",
 			max(0, opt.Bootstrap), opt.Seed, opt.Alpha, opt.MinBrierDelta),
 	}
 	for i, e := range a.Questions {
