@@ -12,6 +12,7 @@ func commands(a *app) []*cobra.Command {
 		newRunsCmd(a),
 		newShowCmd(a),
 		newCompareCmd(a),
+		newReportCmd(a),
 		newLintCmd(a),
 		newImportCmd(a),
 		newExportCmd(a),

@@ -15,6 +15,7 @@ import (
 
 type compareOptions struct {
 	asJSON, markdown, failOnRegression bool
+	html                               string
 	seed                               uint64
 	bootstrap                          int
 	alpha                              float64
@@ -53,7 +54,8 @@ every one. RUN is a run id, a unique prefix, latest or latest~N.`,
   jevlab compare r-20261202-1015 r-20261202-1120 --markdown > comment.md
   jevlab compare r-20261202-1015 latest --fail-on-regression --seed 7
   jevlab compare latest~1 latest --map queue:other=general --fail-on-regression
-  jevlab compare latest~1 latest --allow-changed queue --fail-on-regression`,
+  jevlab compare latest~1 latest --allow-changed queue --fail-on-regression
+  jevlab compare latest~1 latest --markdown > comment.md --html compare.html`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.asJSON && o.markdown {
@@ -71,6 +73,7 @@ every one. RUN is a run id, a unique prefix, latest or latest~N.`,
 	f := cmd.Flags()
 	f.BoolVar(&o.asJSON, "json", false, "print the comparison as JSON")
 	f.BoolVar(&o.markdown, "markdown", false, "print the comparison as Markdown (a PR comment)")
+	f.StringVar(&o.html, "html", "", "also write the comparison as one self-contained HTML file to PATH (see jevlab report)")
 	f.BoolVar(&o.failOnRegression, "fail-on-regression", false, "exit 1 when any question regressed significantly")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the paired bootstrap (printed in the report)")
 	f.IntVar(&o.bootstrap, "bootstrap", 1000, "paired bootstrap resamples B (0 or less: no intervals)")
@@ -152,6 +155,11 @@ func (a *app) compare(ctx context.Context, refA, refB string, o compareOptions) 
 	}
 	if err != nil {
 		return err
+	}
+	if o.html != "" { // reportcmd.go
+		if err := a.compareHTML(ctx, db, runs, c, o); err != nil {
+			return err
+		}
 	}
 	paired := 0
 	for _, q := range c.Questions {

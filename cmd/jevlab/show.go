@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jevlab/jevlab/evals/htmlreport"
 	"github.com/jevlab/jevlab/evals/metrics"
 	"github.com/jevlab/jevlab/evals/questionset"
 	"github.com/jevlab/jevlab/evals/report"
@@ -24,6 +25,7 @@ import (
 func newShowCmd(a *app) *cobra.Command {
 	var asJSON, asMarkdown bool
 	var stats statFlags
+	var htmlPath string
 	cmd := &cobra.Command{
 		Use:   "show RUN",
 		Short: "Show one stored run's report",
@@ -39,7 +41,8 @@ uncertain (confidence under it) and the accuracy of the rest.
 RUN is a run id, a unique prefix of one, latest or latest~N.`,
 		Example: `  jevlab show latest
   jevlab show r-20261202 --json
-  jevlab show latest --seed 7 --bootstrap 5000`,
+  jevlab show latest --seed 7 --bootstrap 5000
+  jevlab show latest --html run.html`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -55,12 +58,20 @@ RUN is a run id, a unique prefix of one, latest or latest~N.`,
 				return usageErr(err)
 			}
 			opt := stats.options()
-			if asMarkdown {
+			if asMarkdown && htmlPath == "" {
 				return a.showMarkdown(ctx, db, run, opt) // report.go
 			}
 			full, err := loadRunReport(ctx, db, run, opt, nil, questionset.Gate{})
 			if err != nil {
 				return err
+			}
+			if htmlPath != "" { // reportcmd.go
+				if err := a.writeHTML(ctx, db, &htmlreport.Input{Runs: []*report.RunReport{full}, Generated: time.Now()}, htmlPath); err != nil {
+					return err
+				}
+				if asMarkdown {
+					return report.WriteMarkdown(a.stdout, full)
+				}
 			}
 			rep, err := summaryOf(ctx, db, full)
 			if err != nil {
@@ -78,6 +89,7 @@ RUN is a run id, a unique prefix of one, latest or latest~N.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run and its per-question metrics as JSON")
 	cmd.Flags().BoolVar(&asMarkdown, "markdown", false, "print the full report (every metric, reliability, confusion) as Markdown")
+	cmd.Flags().StringVar(&htmlPath, "html", "", "also write the report as one self-contained HTML file to PATH (see jevlab report)")
 	cmd.MarkFlagsMutuallyExclusive("json", "markdown")
 	bindStatFlags(cmd.Flags(), &stats)
 	return cmd
