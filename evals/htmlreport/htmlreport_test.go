@@ -14,6 +14,7 @@ import (
 	"github.com/jevlab/jevlab/evals/metrics"
 	"github.com/jevlab/jevlab/evals/questionset"
 	"github.com/jevlab/jevlab/evals/report"
+	"github.com/jevlab/jevlab/internal/htmlcheck"
 	"github.com/jevlab/jevlab/provider"
 	"github.com/jevlab/jevlab/store"
 )
@@ -100,199 +101,6 @@ func TestEverySVGHasSizeAndText(t *testing.T) {
 	}
 }
 
-// cellsOf reads every data-* tagged element of a report back.
-func cellsOf(h string) []map[string]string {
-	tagRE := regexp.MustCompile(`<(?:td|p|tr|span)\b[^>]*\sdata-m="[^"]*"[^>]*>`)
-	var out []map[string]string
-	for _, tag := range tagRE.FindAllString(h, -1) {
-		a := map[string]string{}
-		for _, m := range attrRE.FindAllStringSubmatch(tag, -1) {
-			a[m[1]] = unesc(m[2])
-		}
-		out = append(out, a)
-	}
-	return out
-}
-
-func unesc(s string) string {
-	return strings.NewReplacer("&lt;", "<", "&gt;", ">", "&#34;", `"`, "&#39;", "'", "&amp;", "&").Replace(s)
-}
-
-// jsonPath follows a dotted path ("choice.macro_f1") in decoded JSON.
-func jsonPath(v any, path string) (any, bool) {
-	for _, k := range strings.Split(path, ".") {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if v, ok = m[k]; !ok {
-			return nil, false
-		}
-	}
-	return v, true
-}
-
-// sameNumber compares a data-* value with a JSON number (null = "").
-func sameNumber(attr string, j any) bool {
-	if j == nil {
-		return attr == ""
-	}
-	f, ok := j.(float64)
-	if !ok {
-		return false
-	}
-	g, err := strconv.ParseFloat(attr, 64)
-	return err == nil && g == f
-}
-
-// CheckAgainstJSON checks every number the HTML tags against the JSON
-// of the run reports and the comparison, and that every headline metric
-// of every question of every run was tagged. Shared with cmd/jevlab's
-// test through the same rules (see there).
-func checkAgainstJSON(t errorer, h string, runs []any, cmp any) {
-	t.Helper()
-	byRun := map[string]map[string]any{}
-	for _, r := range runs {
-		id, _ := jsonPath(r, "run.id")
-		qs := map[string]any{}
-		list, _ := jsonPath(r, "questions")
-		for _, q := range list.([]any) {
-			qs[q.(map[string]any)["question"].(string)] = q
-		}
-		byRun[id.(string)] = qs
-	}
-	seen := map[string]int{}
-	for _, c := range cellsOf(h) {
-		switch {
-		case c["data-run"] != "":
-			q, ok := byRun[c["data-run"]][c["data-q"]]
-			if !ok {
-				t.Errorf("cell for unknown run/question %v", c)
-				continue
-			}
-			m := c["data-m"]
-			j, ok := jsonPath(q, m)
-			if !ok {
-				t.Errorf("run %s question %s: %s not in the JSON", c["data-run"], c["data-q"], m)
-				continue
-			}
-			if e, isEst := j.(map[string]any); isEst {
-				if !sameNumber(c["data-v"], e["value"]) {
-					t.Errorf("run %s %s %s: HTML %q, JSON %v", c["data-run"], c["data-q"], m, c["data-v"], e["value"])
-				}
-				if lo, has := e["lo"]; has && (!sameNumber(c["data-lo"], lo) || !sameNumber(c["data-hi"], e["hi"])) {
-					t.Errorf("run %s %s %s: HTML interval [%q, %q], JSON [%v, %v]", c["data-run"], c["data-q"], m, c["data-lo"], c["data-hi"], lo, e["hi"])
-				}
-			} else if !sameNumber(c["data-v"], j) {
-				t.Errorf("run %s %s %s: HTML %q, JSON %v", c["data-run"], c["data-q"], m, c["data-v"], j)
-			}
-			seen[c["data-run"]+"/"+c["data-q"]+"/"+m]++
-		case c["data-cmp"] != "" && cmp != nil:
-			if c["data-cmp"] == "*" {
-				if v, _ := jsonPath(cmp, "verdict"); v != c["data-v"] {
-					t.Errorf("overall verdict: HTML %q, JSON %v", c["data-v"], v)
-				}
-				seen["cmp/*"]++
-				continue
-			}
-			var qc map[string]any
-			list, _ := jsonPath(cmp, "questions")
-			for _, q := range list.([]any) {
-				if q.(map[string]any)["question"] == c["data-cmp"] {
-					qc = q.(map[string]any)
-				}
-			}
-			if qc == nil {
-				t.Errorf("comparison cell of unknown question %v", c)
-				continue
-			}
-			switch m := c["data-m"]; {
-			case m == "verdict":
-				if qc["verdict"] != c["data-v"] {
-					t.Errorf("%s verdict: HTML %q, JSON %v", c["data-cmp"], c["data-v"], qc["verdict"])
-				}
-			case m == "mcnemar":
-				mc := qc["mcnemar"].(map[string]any)
-				if !sameNumber(c["data-v"], mc["p"]) || !sameNumber(c["data-holm"], mc["p_holm"]) {
-					t.Errorf("%s McNemar: HTML %q/%q, JSON %v/%v", c["data-cmp"], c["data-v"], c["data-holm"], mc["p"], mc["p_holm"])
-				}
-			case strings.HasPrefix(m, "delta."):
-				var dl map[string]any
-				for _, d := range qc["deltas"].([]any) {
-					if d.(map[string]any)["metric"] == strings.TrimPrefix(m, "delta.") {
-						dl = d.(map[string]any)
-					}
-				}
-				if dl == nil {
-					t.Errorf("%s %s not in the JSON", c["data-cmp"], m)
-					continue
-				}
-				de := dl["delta"].(map[string]any)
-				if !sameNumber(c["data-a"], dl["a"].(map[string]any)["value"]) || !sameNumber(c["data-b"], dl["b"].(map[string]any)["value"]) ||
-					!sameNumber(c["data-v"], de["value"]) || !sameNumber(c["data-lo"], de["lo"]) || !sameNumber(c["data-hi"], de["hi"]) || !sameNumber(c["data-p"], dl["p"]) {
-					t.Errorf("%s %s: HTML %v, JSON %v", c["data-cmp"], m, c, dl)
-				}
-			default:
-				t.Errorf("unknown comparison cell %v", c)
-			}
-			seen["cmp/"+c["data-cmp"]+"/"+c["data-m"]]++
-		}
-	}
-	for run, qs := range byRun {
-		for q := range qs {
-			for _, m := range []string{"accuracy", "ece", "ece_mass", "brier", "log_loss", "selective.aurc"} {
-				if seen[run+"/"+q+"/"+m] == 0 {
-					t.Errorf("run %s question %s: %s is not in the HTML", run, q, m)
-				}
-			}
-		}
-	}
-	if cmp != nil {
-		list, _ := jsonPath(cmp, "questions")
-		for _, q := range list.([]any) {
-			id := q.(map[string]any)["question"].(string)
-			if seen["cmp/"+id+"/verdict"] == 0 {
-				t.Errorf("question %s: verdict not in the HTML", id)
-			}
-			for _, d := range q.(map[string]any)["deltas"].([]any) {
-				if seen["cmp/"+id+"/delta."+d.(map[string]any)["metric"].(string)] == 0 {
-					t.Errorf("question %s: delta %v not in the HTML", id, d.(map[string]any)["metric"])
-				}
-			}
-		}
-		if seen["cmp/*"] == 0 {
-			t.Errorf("overall verdict not in the HTML")
-		}
-	}
-}
-
-// errorer is the part of testing.T the read-back check uses.
-type errorer interface {
-	Helper()
-	Errorf(format string, args ...any)
-}
-
-// recorder collects errors instead of failing a test.
-type recorder struct{ errs []string }
-
-func (r *recorder) Helper() {}
-func (r *recorder) Errorf(format string, args ...any) {
-	r.errs = append(r.errs, fmt.Sprintf(format, args...))
-}
-
-func decoded(t *testing.T, v any) any {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // TestNumbersReadBack parses the numbers out of the document and finds
 // each equal, to the last bit, to the JSON of the structures it was given.
 func TestNumbersReadBack(t *testing.T) {
@@ -306,7 +114,9 @@ func TestNumbersReadBack(t *testing.T) {
 			if in.Comparison != nil {
 				cmp = decoded(t, in.Comparison)
 			}
-			checkAgainstJSON(t, render(t, in), runs, cmp)
+			for _, e := range htmlcheck.Check(render(t, in), runs, cmp) {
+				t.Error(e)
+			}
 		})
 	}
 }
@@ -322,9 +132,7 @@ func TestNumbersReadBackCatchesAChange(t *testing.T) {
 	if bad == h {
 		t.Fatal("accuracy cell not found")
 	}
-	ft := &recorder{}
-	checkAgainstJSON(ft, bad, []any{run}, nil)
-	if len(ft.errs) == 0 {
+	if len(htmlcheck.Check(bad, []any{run}, nil)) == 0 {
 		t.Error("an altered accuracy passed the read-back check")
 	}
 }
@@ -533,4 +341,17 @@ func BenchmarkWriteLarge(b *testing.B) {
 		}
 		b.SetBytes(int64(sb.Len()))
 	}
+}
+
+func decoded(t *testing.T, v any) any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
