@@ -144,7 +144,7 @@ func coverageChart(id, confName string, runs []series, curves [][]metrics.CurveP
 		s.raw(`<line x1="%s" y1="%s" x2="%s" y2="%s" class="line s%d" stroke="%s" stroke-width="1"/>`,
 			f2(hx), f2(p.Y(math.Max(cp.HoldoutAccuracyLo, ymin))), f2(hx), f2(hy), r.idx%nSeries, c)
 		s.raw(`<circle cx="%s" cy="%s" r="4" class="cut s%d" fill="none" stroke="%s" stroke-width="2"/>`, f2(p.x0+p.w*0.3), f2(p.y0+p.h-14-float64(k)*13), r.idx%nSeries, c)
-		s.text(p.x0+p.w*0.3+8, p.y0+p.h-10-float64(k)*13, "start", "count", fmt.Sprintf("%s: cut-point %s, %s", sideLabel(r.idx), f3(cp.Cutpoint), reachedText(cp)))
+		s.text(p.x0+p.w*0.3+8, p.y0+p.h-10-float64(k)*13, "start", "count", fmt.Sprintf("%s: cut-point %s, %s", sideLabel(r.idx), f3(cp.Cutpoint), map[bool]string{true: "reached", false: "NOT reached"}[cp.Reached]))
 	}
 	return s.close()
 }

@@ -138,6 +138,17 @@ func (d *doc) write() {
 			d.p(" (%s)", esc(strings.Join(c.Regressions, ", ")))
 		}
 		d.p(" · B against baseline A · seed %d · %d paired resamples · alpha %s, Holm across questions</p>\n", c.Seed, c.Bootstrap, tick(c.Alpha))
+		if len(c.NotComparable) > 0 {
+			d.s(`<ul class="notcmp">`)
+			for _, n := range c.NotComparable {
+				state := `<span class="worse">blocks the verdict</span>`
+				if n.Allowed {
+					state = "accepted as changed (--allow-changed)"
+				}
+				d.p(`<li>not comparable: <strong>%s</strong> — %s · %s</li>`, esc(n.Question), esc(n.Reason), state)
+			}
+			d.s("</ul>\n")
+		}
 	}
 	d.toc()
 	d.s("</header>\n<main>\n")
@@ -195,8 +206,8 @@ func (d *doc) runsTable() {
 		if resolved == "" {
 			resolved = "—"
 		}
-		d.p(`<tr data-run="%s"><td><span class="key s%d"></span></td><td><code>%s</code>%s</td><td>%s</td><td>%s → %s</td><td>%s</td><td>%s</td><td>%d/%d</td><td>%d</td><td>%s</td></tr>`+"\n",
-			esc(r.ID), i%nSeries, esc(r.ID), nameSuffix(r.Name), esc(r.SetName), esc(r.Model), esc(resolved), esc(dash(r.ProviderKind)), esc(string(r.Status)),
+		d.p(`<tr data-run="%s"><td><span class="key s%d"></span> <strong>%s</strong></td><td><code>%s</code>%s</td><td>%s</td><td>%s → %s</td><td>%s</td><td>%s</td><td>%d/%d</td><td>%d</td><td>%s</td></tr>`+"\n",
+			esc(r.ID), i%nSeries, sideLabel(i), esc(r.ID), nameSuffix(r.Name), esc(r.SetName), esc(r.Model), esc(resolved), esc(dash(r.ProviderKind)), esc(string(r.Status)),
 			r.Done, r.Total, r.Errors, esc(r.StartedAt.UTC().Format("2006-01-02 15:04 UTC")))
 	}
 	d.s("</tbody></table></div>\n")
@@ -270,22 +281,24 @@ func (d *doc) question(qi int, id string) {
 
 // cell writes a <td> holding an estimate, its interval, and data-*
 // attributes with the exact values.
-func (d *doc) cell(run, q, m string, e metrics.Estimate) {
-	d.p(`<td class="num" data-run="%s" data-q="%s" data-m="%s" data-v="%s"`, esc(run), esc(q), m, full(e.Value))
+func (d *doc) cell(run, q, m string, e metrics.Estimate) { d.cellWith(run, q, m, e, "") }
+
+// estAttrs writes an estimate's data-v, data-lo, data-hi and data-int
+// (its interval method) attributes.
+func (d *doc) estAttrs(e metrics.Estimate) {
+	d.p(` data-v="%s"`, full(e.Value))
 	if e.HasInterval() {
 		d.p(` data-lo="%s" data-hi="%s"`, full(e.Lo), full(e.Hi))
 	}
-	d.s(">")
-	d.s(estText(e))
-	d.s("</td>")
+	if e.Method != "" {
+		d.p(` data-int="%s"`, esc(e.Method))
+	}
 }
 
 // cellWith is cell with more markup after the estimate.
 func (d *doc) cellWith(run, q, m string, e metrics.Estimate, extra string) {
-	d.p(`<td class="num" data-run="%s" data-q="%s" data-m="%s" data-v="%s"`, esc(run), esc(q), m, full(e.Value))
-	if e.HasInterval() {
-		d.p(` data-lo="%s" data-hi="%s"`, full(e.Lo), full(e.Hi))
-	}
+	d.p(`<td class="num" data-run="%s" data-q="%s" data-m="%s"`, esc(run), esc(q), m)
+	d.estAttrs(e)
 	d.s(">")
 	d.s(estText(e))
 	d.s(extra)
@@ -298,8 +311,12 @@ func (d *doc) floor(run, id string, q *metrics.QuestionReport) string {
 	if q.Noise.FloorDraws <= 0 {
 		return `<br><span class="ci">no noise floor</span>`
 	}
-	return fmt.Sprintf(`<br><span class="ci" data-run="%s" data-q="%s" data-m="noise.ece_floor_mean" data-v="%s">floor %s, p95 %s (%d draws)</span>`,
-		esc(run), esc(id), full(q.Noise.ECEFloorMean), f3(q.Noise.ECEFloorMean), f3(q.Noise.ECEFloorP95), q.Noise.FloorDraws)
+	within := ""
+	if q.Noise.ECEWithinFloor {
+		within = ` <span class="note">within noise</span>`
+	}
+	return fmt.Sprintf(`<br><span class="ci" data-run="%s" data-q="%s" data-m="noise.ece_floor_mean" data-v="%s">floor %s, p95 %s (%d draws)</span>%s`,
+		esc(run), esc(id), full(q.Noise.ECEFloorMean), f3(q.Noise.ECEFloorMean), f3(q.Noise.ECEFloorP95), q.Noise.FloorDraws, within)
 }
 
 func estText(e metrics.Estimate) string {
@@ -310,7 +327,7 @@ func estText(e metrics.Estimate) string {
 	if e.HasInterval() {
 		s += ` <span class="ci">[` + f3(e.Lo) + ", " + f3(e.Hi) + "]</span>"
 	}
-	return s
+	return s + method(e)
 }
 
 func runID(r *report.RunReport) string {
@@ -337,22 +354,19 @@ func (d *doc) metricsTable(id string, qs []*metrics.QuestionReport) {
 	case provider.Score:
 		head = "QWK"
 	}
-	d.p(`<div class="scroll"><table class="metrics"><thead><tr><th>run</th><th>n</th><th>labelled</th><th>accuracy</th><th>mean confidence</th><th>overconfidence gap</th><th>ECE equal-width <span class="muted">(noise floor)</span></th><th>ECE equal-mass</th><th>Brier</th><th>log loss</th><th>%s</th><th>AURC</th><th>errors</th></tr></thead><tbody>`+"\n", head)
+	d.p(`<div class="scroll"><table class="metrics"><thead><tr><th>run</th><th>n</th><th>labelled</th><th>accuracy</th><th>mean confidence</th><th>overconfidence gap <span class="muted">(conf. − acc.)</span></th><th>ECE equal-width <span class="muted">(noise floor)</span></th><th>ECE equal-mass</th><th>Brier</th><th>log loss</th><th>%s</th><th>AURC</th><th>errors</th></tr></thead><tbody>`+"\n", head)
 	for i, q := range qs {
 		if q == nil {
 			d.p(`<tr><td>%s</td><td colspan="12" class="muted">question not in this run</td></tr>`+"\n", esc(d.names[i]))
 			continue
 		}
 		run := runID(d.in.Runs[i])
-		d.p(`<tr><td><span class="key s%d"></span> %s</td><td class="num">%d</td><td class="num">%d</td>`, i%nSeries, esc(d.names[i]), q.N, q.Labelled)
-		d.cell(run, id, "accuracy", q.Accuracy)
-		if mc, ok := meanConfidence(q); ok {
-			d.cell(run, id, "mean_confidence", mc)
-			gap := metrics.Point(mc.Value - q.Accuracy.Value)
-			d.p(`<td class="num gap" data-run="%s" data-q="%s" data-m="overconfidence_gap" data-v="%s">%s</td>`, esc(run), esc(id), full(gap.Value), signed(gap.Value))
-		} else {
-			d.s(`<td class="muted">not reported</td><td class="muted">needs mean confidence</td>`)
-		}
+		d.p(`<tr><td title="%s"><span class="key s%d"></span> <strong>%s</strong></td><td class="num">%d</td><td class="num">%d</td>`, esc(d.names[i]), i%nSeries, sideLabel(i), q.N, q.Labelled)
+		d.cellWith(run, id, "accuracy", q.Accuracy, fmt.Sprintf(` <span class="ci">(%d/%d)</span>`, q.Correct, q.Labelled))
+		d.cell(run, id, "mean_confidence", q.MeanConfidence)
+		d.p(`<td class="num gap" data-run="%s" data-q="%s" data-m="overconfidence"`, esc(run), esc(id))
+		d.estAttrs(q.Overconfidence)
+		d.p(`>%s%s</td>`, signedEst(q.Overconfidence), gapWord(q.Overconfidence))
 		d.cellWith(run, id, "ece", q.ECE, d.floor(run, id, q))
 		d.cell(run, id, "ece_mass", q.ECEMass)
 		d.cell(run, id, "brier", q.Brier)
@@ -382,7 +396,7 @@ func (d *doc) metricsTable(id string, qs []*metrics.QuestionReport) {
 				continue
 			}
 			run := runID(d.in.Runs[i])
-			d.p(`<tr><td>%s</td>`, esc(d.names[i]))
+			d.p(`<tr><td title="%s"><span class="key s%d"></span> <strong>%s</strong></td>`, esc(d.names[i]), i%nSeries, sideLabel(i))
 			d.cell(run, id, "score.exact_argmax", q.Score.ExactArgmax)
 			d.cell(run, id, "score.within_one_argmax", q.Score.WithinOneArgmax)
 			d.cell(run, id, "score.mae", q.Score.MAE)
@@ -433,13 +447,13 @@ func (d *doc) comparison(qc *compare.QuestionComparison, qs []*metrics.QuestionR
 		d.p(`<tr><td>%s%s</td><td class="num">%s</td><td class="num">%s</td><td class="num" data-cmp="%s" data-m="delta.%s" data-a="%s" data-b="%s" data-v="%s" data-lo="%s" data-hi="%s" data-p="%s">%s</td><td class="num">%s</td><td>%s</td></tr>`+"\n",
 			esc(dl.Metric), lowerNote(dl.LowerIsBetter), f3(dl.A.Value), f3(dl.B.Value), esc(qc.ID), esc(dl.Metric),
 			full(dl.A.Value), full(dl.B.Value), full(dl.Delta.Value), full(dl.Delta.Lo), full(dl.Delta.Hi), full(dl.P),
-			deltaText(dl.Delta), d.bootP(dl.P), mark)
+			deltaText(dl.Delta), bootP(dl.P, dl.PBelow), mark)
 	}
 	d.s("</tbody></table></div>\n")
 	m := qc.McNemar
 	if qc.PairedLabelled > 0 {
 		d.p(`<p data-cmp="%s" data-m="mcnemar" data-v="%s" data-holm="%s">Exact McNemar: %d right→wrong, %d wrong→right (both right %d, both wrong %d), p = %s (Holm %s). Brier: paired bootstrap p %s (Holm %s).</p>`+"\n",
-			esc(qc.ID), full(m.P), full(m.PHolm), m.ARightBWrong, m.AWrongBRight, m.BothRight, m.BothWrong, pText(m.P), pText(m.PHolm), d.bootPEq(qc.BrierP), d.bootP(qc.BrierPHolm))
+			esc(qc.ID), full(m.P), full(m.PHolm), m.ARightBWrong, m.AWrongBRight, m.BothRight, m.BothWrong, pText(m.P), pText(m.PHolm), eqP(bootP(qc.BrierP, qc.BrierPBelow)), compare.FormatPHolm(qc.BrierPHolm, qc.BrierPBelow))
 	}
 	dr := qc.Drift
 	d.p(`<p>Drift (no labels needed): %d of %d decisions changed (%s) · mean total variation %s · mean |Δp| %s · %d answers changed at all.`,
@@ -471,35 +485,24 @@ func deltaText(e metrics.Estimate) string {
 	return s
 }
 
-// pText formats a p-value; a bootstrap p-value of 0 from B resamples
-// reads "< 1/B" (bootB is B; 0 when the p-value is not a bootstrap one).
-func pText(p float64) string { return pTextB(p, 0) }
-
-func pTextB(p float64, bootB int) string {
+// pText formats a p-value.
+func pText(p float64) string {
 	if math.IsNaN(p) {
 		return "—"
-	}
-	if p == 0 && bootB > 0 {
-		return "< " + strconv.FormatFloat(1/float64(bootB), 'g', 3, 64)
 	}
 	return strconv.FormatFloat(p, 'g', 3, 64)
 }
 
-// bootPEq is "= p" or "< 1/B", to follow "p ".
-func (d *doc) bootPEq(p float64) string {
-	t := d.bootP(p)
-	if strings.HasPrefix(t, "<") {
-		return t
-	}
-	return "= " + t
-}
+// bootP formats a bootstrap p-value as compare does: "<0.001" when no
+// resample fell on one side of 0 (p is only known to be under 1/B).
+func bootP(p float64, below bool) string { return compare.FormatP(p, below) }
 
-func (d *doc) bootP(p float64) string {
-	b := 0
-	if d.in.Comparison != nil {
-		b = d.in.Comparison.Bootstrap
+// eqP puts "= " before a p-value written without a relation.
+func eqP(s string) string {
+	if strings.HasPrefix(s, "<") || strings.HasPrefix(s, "≤") {
+		return s
 	}
-	return pTextB(p, b)
+	return "= " + s
 }
 
 func (d *doc) seriesOf(qs []*metrics.QuestionReport) []series {
@@ -549,10 +552,10 @@ func (d *doc) reliability(id string, qs []*metrics.QuestionReport, qc *compare.Q
 		for _, dl := range qc.Deltas {
 			switch dl.Metric {
 			case "ece", "ece_mass", "brier":
-				parts = append(parts, fmt.Sprintf("%s Δ %s, p %s", esc(dl.Metric), deltaText(dl.Delta), d.bootPEq(dl.P)))
+				parts = append(parts, fmt.Sprintf("%s Δ %s, p %s", esc(dl.Metric), deltaText(dl.Delta), eqP(bootP(dl.P, dl.PBelow))))
 			}
 		}
-		parts = append(parts, fmt.Sprintf("Brier p (Holm) %s", d.bootPEq(qc.BrierPHolm)))
+		parts = append(parts, fmt.Sprintf("Brier p (Holm) %s", eqP(compare.FormatPHolm(qc.BrierPHolm, qc.BrierPBelow))))
 		d.s(strings.Join(parts, " · ") + ".</p>\n")
 	}
 	// the numbers the charts show: one small table per run and binning
@@ -601,9 +604,9 @@ func (d *doc) coverage(qs []*metrics.QuestionReport) {
 	for k, s := range ss {
 		q := qs[s.idx]
 		if cp := cuts[k]; cp != nil {
-			d.p(`<p><span class="key s%d"></span> <strong>%s</strong>: cut-point <strong>%s</strong> on %s, fitted on %d items (coverage %s, accuracy %s), checked on %d others: coverage %s, accuracy %s, 95%% lower bound %s — target %s <strong class="%s">%s</strong>. AURC %s, E-AURC %s.</p>`,
+			d.p(`<p><span class="key s%d"></span> <strong>%s</strong>: cut-point <strong>%s</strong> on %s, fitted on %d items (coverage %s, accuracy %s), checked on %d others: coverage %s, accuracy %s, one-sided %s lower bound %s — target %s <strong class="%s">%s</strong>. AURC %s, E-AURC %s.</p>`,
 				s.idx%nSeries, esc(s.name), f3(cp.Cutpoint), esc(cp.Confidence), cp.FitN, f3(cp.FitCoverage), f3(cp.FitAccuracy), cp.HoldoutN,
-				f3(cp.HoldoutCoverage), f3(cp.HoldoutAccuracy), f3(cp.HoldoutAccuracyLo), f3(cp.Target), reachedClass(cp), reachedText(cp), estText(q.Selective.AURC), f3(q.Selective.EAURC))
+				f3(cp.HoldoutCoverage), f3(cp.HoldoutAccuracy), pct(cp.HoldoutAccuracyLoConfidence), f3(cp.HoldoutAccuracyLo), f3(cp.Target), reachedClass(cp), reachedText(cp), estText(q.Selective.AURC), f3(q.Selective.EAURC))
 		} else {
 			d.p(`<p><span class="key s%d"></span> <strong>%s</strong>: no cut-point: %s. AURC %s.</p>`, s.idx%nSeries, esc(s.name), esc(dash(q.Selective.Refused)), estText(q.Selective.AURC))
 		}
@@ -802,7 +805,7 @@ func (d *doc) flips(qc *compare.QuestionComparison, qs []*metrics.QuestionReport
 		d.s(`<div class="scroll"><table class="fliptab"><thead><tr><th>item</th><th>kind</th><th>label</th><th>A → B</th><th>p(label) A → B</th></tr></thead><tbody>`)
 		for _, it := range f.Items {
 			d.p(`<tr class="k-%s"><td>%s</td><td>%s</td><td>%s</td><td>%s → %s</td><td class="num">%.2f → %.2f</td></tr>`,
-				esc(it.Kind), esc(it.ItemID), esc(it.Kind), esc(it.Label), esc(it.A), esc(it.B), it.PTrueA, it.PTrueB)
+				esc(it.Kind), esc(it.ItemID), esc(it.Kind), esc(it.Label), esc(it.A), esc(it.B), it.PLabelA, it.PLabelB)
 		}
 		d.s("</tbody></table></div>\n")
 		return
@@ -837,7 +840,7 @@ func (d *doc) flipGroups(items []compare.FlipItem) {
 				d.s(", ")
 			}
 			it := &items[i]
-			d.p("%s %s→%s", esc(it.ItemID), p2(it.PTrueA), p2(it.PTrueB))
+			d.p("%s %s→%s", esc(it.ItemID), p2(it.PLabelA), p2(it.PLabelB))
 		}
 		d.s("</td></tr>\n")
 	}
@@ -935,11 +938,44 @@ func (d *doc) conventions() {
 	if c := d.in.Comparison; c != nil {
 		d.p("<p>Comparison: %s</p>\n", esc(c.Conventions))
 	}
-	d.s("<p>Intervals are 95% bootstrap percentile intervals unless stated. The overconfidence gap is mean confidence − accuracy (positive: more confident than right).</p>\n")
+	d.s(`<p>Intervals: 95% bootstrap percentile unless marked <sup class="m">W</sup> (Wilson score, for a proportion with under 5 successes or failures), <sup class="m">N</sup> (Newcombe score, for an AUROC with a small class or at 0 or 1), or "no CI" (every resample agreed). The overconfidence gap is mean decision confidence − accuracy (positive: more confident than right).</p>` + "\n")
 }
 
-// meanConfidence returns the question's mean confidence when the report
-// carries one.
-func meanConfidence(q *metrics.QuestionReport) (metrics.Estimate, bool) {
-	return metrics.Estimate{}, false
+// signedEst is an estimate with its sign always written (a gap).
+func signedEst(e metrics.Estimate) string {
+	if !e.Defined() {
+		return `<span class="muted">—</span>`
+	}
+	s := fmt.Sprintf("%+.3f", e.Value)
+	if e.HasInterval() {
+		s += fmt.Sprintf(` <span class="ci">[%+.3f, %+.3f]</span>`, e.Lo, e.Hi)
+	}
+	return s + method(e)
+}
+
+// gapWord reads the overconfidence gap when its interval excludes 0.
+func gapWord(e metrics.Estimate) string {
+	switch {
+	case !e.HasInterval():
+		return ""
+	case e.Lo > 0:
+		return `<br><span class="worse">overconfident</span>`
+	case e.Hi < 0:
+		return `<br><span class="note">underconfident</span>`
+	}
+	return ""
+}
+
+// method marks an interval that is not the bootstrap's: W for Wilson, N
+// for Newcombe, and "no CI" where the resamples all agreed.
+func method(e metrics.Estimate) string {
+	switch e.Method {
+	case metrics.IntervalWilson:
+		return `<sup class="m" title="Wilson score 95% interval">W</sup>`
+	case metrics.IntervalNewcombe:
+		return `<sup class="m" title="Newcombe score 95% interval">N</sup>`
+	case metrics.IntervalCollapsed:
+		return ` <span class="ci" title="every resample gave the same value: no interval">(no CI)</span>`
+	}
+	return ""
 }

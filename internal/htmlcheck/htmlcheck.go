@@ -95,6 +95,9 @@ func Check(h string, runs []any, cmp any) []string {
 				if !sameNumber(c["data-v"], e["value"]) {
 					t.Errorf("run %s %s %s: HTML %q, JSON %v", c["data-run"], c["data-q"], m, c["data-v"], e["value"])
 				}
+				if iv, _ := e["interval"].(string); iv != c["data-int"] {
+					t.Errorf("run %s %s %s: HTML interval method %q, JSON %q", c["data-run"], c["data-q"], m, c["data-int"], iv)
+				}
 				if lo, has := e["lo"]; has && (!sameNumber(c["data-lo"], lo) || !sameNumber(c["data-hi"], e["hi"])) {
 					t.Errorf("run %s %s %s: HTML interval [%q, %q], JSON [%v, %v]", c["data-run"], c["data-q"], m, c["data-lo"], c["data-hi"], lo, e["hi"])
 				}
@@ -165,7 +168,7 @@ func Check(h string, runs []any, cmp any) []string {
 	}
 	for run, qs := range byRun {
 		for q := range qs {
-			for _, m := range []string{"accuracy", "ece", "ece_mass", "brier", "log_loss", "selective.aurc"} {
+			for _, m := range []string{"accuracy", "mean_confidence", "overconfidence", "ece", "ece_mass", "brier", "log_loss", "selective.aurc", "noise.ece_floor_mean"} {
 				if seen[run+"/"+q+"/"+m] == 0 {
 					t.Errorf("run %s question %s: %s is not in the HTML", run, q, m)
 				}
