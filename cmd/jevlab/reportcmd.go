@@ -14,6 +14,8 @@ import (
 	"github.com/jevlab/jevlab/evals/metrics"
 	"github.com/jevlab/jevlab/evals/questionset"
 	"github.com/jevlab/jevlab/evals/report"
+	"github.com/jevlab/jevlab/evals/workbench"
+	"github.com/jevlab/jevlab/provider"
 	"github.com/jevlab/jevlab/store"
 )
 
@@ -48,7 +50,8 @@ and resamples. RUN is a run id, a unique prefix, latest or latest~N.`,
 		Example: `  jevlab report latest --html report.html
   jevlab report latest~1 latest --html compare.html
   jevlab report r-20261202-1015 r-20261203-0900 r-20261204-1130 --html trend.html`,
-		Args: cobra.MinimumNArgs(1),
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: a.completeRuns(1 << 30),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.html == "" {
 				return usageErr(errors.New("--html PATH is required: the file to write"))
@@ -93,24 +96,38 @@ func (a *app) reportHTML(ctx context.Context, refs []string, o reportCmdOptions)
 		boot = -1
 	}
 	mopt := metrics.Options{Seed: o.seed, Bootstrap: boot}
-	reps := make([]*report.RunReport, len(runs))
+	views := make([]*workbench.RunView, len(runs))
+	in := &htmlreport.Input{Generated: time.Now()}
 	for i, r := range runs {
-		if reps[i], err = report.Load(ctx, db, r, mopt, nil, questionset.Gate{}); err != nil {
+		// the run view of show and the evaluate screen, with its answers
+		if views[i], err = workbench.LoadStoredRun(ctx, db, r, workbench.ViewConfig{Metrics: &mopt}); err != nil {
 			return err
 		}
+		in.Runs = append(in.Runs, views[i].Report)
 	}
-	in := &htmlreport.Input{Runs: reps, Generated: time.Now()}
-	if len(runs) == 2 {
-		var rds [2]compare.RunData
-		for i, r := range runs {
-			if rds[i], err = compare.LoadRun(ctx, db, r); err != nil {
-				return err
-			}
+	if len(views) == 2 {
+		cmp, err := workbench.CompareViews(views[0], views[1], &workbench.CompareOptions{Seed: o.seed, Bootstrap: boot, Alpha: o.alpha})
+		if err != nil {
+			return usageErr(err)
 		}
-		in.Comparison = compare.Compare(rds[0], rds[1], compare.Options{Seed: o.seed, Bootstrap: boot, Alpha: o.alpha})
-		in.Answer = htmlreport.AnswerLookup(rds[0], rds[1])
+		in.Comparison = cmp.Comparison
+		in.Answer = answersOf(views)
 	}
 	return a.writeHTML(ctx, db, in, o.html)
+}
+
+// answersOf returns an htmlreport.Input.Answer over run views: each
+// view's first-repeat answer of a question to an item.
+func answersOf(views []*workbench.RunView) func(r int, q, item string) *provider.Answer {
+	return func(r int, q, item string) *provider.Answer {
+		if r < 0 || r >= len(views) || views[r] == nil {
+			return nil
+		}
+		if res := views[r].Items[item][q]; res != nil {
+			return res.Answer
+		}
+		return nil
+	}
 }
 
 // writeHTML adds the history of the runs' question set to in and writes
@@ -159,7 +176,7 @@ func historyOf(ctx context.Context, db *store.DB, reps []*report.RunReport) ([]*
 		if r.Done == 0 {
 			continue
 		}
-		rep, err := report.Load(ctx, db, r, metrics.Options{Seed: 1, Bootstrap: -1, NoiseFloorDraws: -1}, nil, questionset.Gate{})
+		rep, err := loadRunReport(ctx, db, r, metrics.Options{Seed: workbench.CanonicalSeed, Bootstrap: -1, NoiseFloorDraws: -1}, nil, questionset.Gate{})
 		if err != nil {
 			return nil, fmt.Errorf("history: %w", err)
 		}
@@ -172,23 +189,23 @@ func historyOf(ctx context.Context, db *store.DB, reps []*report.RunReport) ([]*
 }
 
 // compareHTML writes compare --html: both runs' reports (with compare's
-// seed and resamples) and the comparison c already computed.
-func (a *app) compareHTML(ctx context.Context, db *store.DB, rds [2]compare.RunData, c *compare.Comparison, o compareOptions) error {
+// seed and resamples) and the comparison c already computed and printed.
+func (a *app) compareHTML(ctx context.Context, db *store.DB, runs [2]*workbench.Run, c *compare.Comparison, o compareOptions) error {
 	boot := o.bootstrap
 	if boot <= 0 {
 		boot = -1
 	}
-	in := &htmlreport.Input{Comparison: c, Answer: htmlreport.AnswerLookup(rds[0], rds[1]), Generated: time.Now()}
-	for _, rd := range rds {
-		r, err := db.Run(ctx, rd.ID)
+	mopt := metrics.Options{Seed: o.seed, Bootstrap: boot}
+	in := &htmlreport.Input{Comparison: c, Generated: time.Now()}
+	views := make([]*workbench.RunView, 2)
+	for i, r := range runs {
+		v, err := workbench.LoadStoredRun(ctx, db, r, workbench.ViewConfig{Metrics: &mopt})
 		if err != nil {
 			return err
 		}
-		rep, err := report.Load(ctx, db, r, metrics.Options{Seed: o.seed, Bootstrap: boot}, nil, questionset.Gate{})
-		if err != nil {
-			return err
-		}
-		in.Runs = append(in.Runs, rep)
+		views[i] = v
+		in.Runs = append(in.Runs, v.Report)
 	}
+	in.Answer = answersOf(views)
 	return a.writeHTML(ctx, db, in, o.html)
 }

@@ -47,7 +47,7 @@ func TestUnknownWord(t *testing.T) {
 	}
 	defer os.Chdir(wd)
 	code, _, errOut := runJevlab(t, "evall")
-	if code != 2 || !strings.Contains(errOut, `"evall" is neither a command nor a file; did you mean eval?`) || !strings.Contains(errOut, "commands: ask, compare, completion, eval, export, import, lint, man, models, runs, serve, show, version") {
+	if code != 2 || !strings.Contains(errOut, `"evall" is neither a command nor a file; did you mean eval?`) || !strings.Contains(errOut, "commands: ask, compare, completion, eval, export, import, lint, man, models, report, runs, serve, show, version") {
 		t.Errorf("exit %d\n%s", code, errOut)
 	}
 }
