@@ -118,3 +118,48 @@ func TestExportJevPacksRoundTrip(t *testing.T) {
 		t.Errorf("exit %d\n%s", code, errOut)
 	}
 }
+
+// TestJevEvalRoundTrip builds a jev-eval run from formats.md's example
+// (config, labelled rows, cache): the stored run and an eval --offline
+// of the imported folder agree answer for answer.
+func TestJevEvalRoundTrip(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cfg := write("config.json", `{"model": "jev-latest", "questions": {"team": {"kind": "choice", "instructions": "Which team?", "options": ["billing", "orders"]}}}`)
+	data := write("rows.jsonl", `{"state": "Charged twice", "labels": {"team": "billing"}}
+{"state": "Where is my parcel?", "labels": {"team": "orders"}, "meta": {"source": "mail"}}
+{"state": "Thanks!"}
+`)
+	cache := write("run.jsonl", `{"answer": {"type": "choice", "choice": "billing", "confidence": 0.9, "probabilities": {"billing": 0.9, "orders": 0.1}}, "call": 1, "gold": "billing", "id": "team", "input_tokens": 40, "model": "jev-latest", "question": {}, "question_hash": "x", "row": 0, "state_chars": 13, "state_hash": "74d2b03f3d8e9fd3", "type": "choice"}
+{"answer": {"type": "choice", "choice": "billing", "confidence": 0.6, "probabilities": {"billing": 0.6, "orders": 0.4}}, "call": 2, "gold": "orders", "id": "team", "input_tokens": 42, "meta": {"source": "mail"}, "model": "jev-latest", "question": {}, "question_hash": "x", "row": 1, "state_chars": 19, "state_hash": "8d3c38f887a4817d", "type": "choice"}
+`)
+	db := filepath.Join(t.TempDir(), "je.db")
+	out := filepath.Join(t.TempDir(), "je")
+	code, _, errOut := runJevlab(t, "import", "--from", "jev-eval", "--config", cfg, "--data", data, "--db", db, "-o", out, cache)
+	if code != 0 || !strings.Contains(errOut, "keeps the requested model, not the one that answered") {
+		t.Fatalf("import: exit %d\n%s", code, errOut)
+	}
+	rows, _ := os.ReadFile(filepath.Join(out, "dataset.jsonl"))
+	if !strings.Contains(string(rows), `{"id": "row-1", "state": "Where is my parcel?", "labels": {"team": "orders"}, "meta": {"source":"mail"}}`) {
+		t.Errorf("dataset:\n%s", rows)
+	}
+	code, show, _ := runJevlab(t, "show", "--db", db, "latest")
+	if code != 0 || !strings.Contains(show, "(1/2)") {
+		t.Errorf("show: exit %d\n%s", code, show)
+	}
+	code, ev, errOut := runJevlab(t, "eval", "--offline", "--db", db, filepath.Join(out, "questions.yaml"))
+	if code != 0 || !strings.Contains(ev, "(1/2)") {
+		t.Fatalf("eval: exit %d\n%s\n%s", code, ev, errOut)
+	}
+	s := compareJSON(t, db, "latest~1", "latest")
+	if s.flips != 0 || s.changed != 0 {
+		t.Errorf("imported run vs replay: %+v", s)
+	}
+}

@@ -240,6 +240,18 @@ func (p *roundsProvider) Ask(ctx context.Context, req *provider.Request) (*provi
 	if err != nil {
 		return nil, &provider.Error{Kind: provider.KindMalformed, Message: fmt.Sprintf("item %s, line %d: %v", c.item.ID, c.rec.Line, err)}
 	}
+	if len(resp.Answers) < len(req.Questions) {
+		// The source did not ask every question of this item (jev-eval
+		// asks a row only what it labels): check what was answered; the
+		// runner marks the rest unanswered.
+		var asked []string
+		for _, e := range req.Questions {
+			if _, ok := resp.Answers[e.ID]; ok {
+				asked = append(asked, e.ID)
+			}
+		}
+		req = req.Subset(asked)
+	}
 	answers, err := provider.Check(req, resp)
 	if err != nil {
 		return nil, &provider.Error{Kind: provider.KindMalformed, Message: fmt.Sprintf("item %s, line %d: %v", c.item.ID, c.rec.Line, err), Err: err}
