@@ -175,7 +175,7 @@ func TestScreensMatchCommands(t *testing.T) {
 				t.Fatalf("show: exit %d: %s", code, errs)
 			}
 			var shown struct {
-				Run       store.Run                 `json:"run"`
+				Run       store.Run                `json:"run"`
 				Questions []metrics.QuestionReport `json:"questions"`
 			}
 			if err := json.Unmarshal([]byte(out), &shown); err != nil {
