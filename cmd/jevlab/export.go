@@ -70,7 +70,7 @@ func newExportCmd(a *app) *cobra.Command {
 }
 
 func (a *app) exportPlayground(cmd *cobra.Command, path string) error {
-	set, err := questionset.Load(path)
+	set, err := a.loadSet(path)
 	if err != nil {
 		return usageErr(err)
 	}
@@ -290,7 +290,7 @@ func (a *app) exportPack(cmd *cobra.Command, path, out string, force bool) error
 	if out == "" {
 		return usageErr(errors.New("--to jev-packs writes a pack folder: name it with -o DIR (the folder's name is the pack id)"))
 	}
-	set, err := questionset.Load(path)
+	set, err := a.loadSet(path)
 	if err != nil {
 		return usageErr(err)
 	}

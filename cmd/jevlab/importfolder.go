@@ -82,7 +82,7 @@ func (a *app) importFolder(cmd *cobra.Command, o folderImport, sources []string)
 	if len(f.Runs) == 0 {
 		return nil
 	}
-	set, err := questionset.Load(setPath)
+	set, err := a.loadSet(setPath)
 	if err != nil {
 		return fmt.Errorf("imported set does not load back: %w", err)
 	}

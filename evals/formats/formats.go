@@ -18,8 +18,19 @@ import (
 	"strings"
 
 	"github.com/jevlab/jevlab/evals/questionset"
+	"github.com/jevlab/jevlab/internal/inputfile"
 	"github.com/jevlab/jevlab/internal/srcpos"
 )
+
+// MaxFileBytes caps each file an import reads whole (a pack's cases, a
+// recording, a cache): 512 MiB, far above any real one, so a stranger's
+// file cannot exhaust memory; pipes and devices are refused outright.
+const MaxFileBytes = 512 << 20
+
+// readFile reads a regular file of at most MaxFileBytes.
+func readFile(path, what string) ([]byte, error) {
+	return inputfile.ReadFile(path, what, MaxFileBytes, "")
+}
 
 // Error is one rule a file breaks, at file:line.
 type Error struct {

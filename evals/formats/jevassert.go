@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -232,7 +231,7 @@ func ImportPack(dir string, opt PackOptions) (*Folder, error) {
 		return nil, err
 	}
 	casesFile := filepath.Join(dir, "cases.jsonl")
-	casesData, err := os.ReadFile(casesFile)
+	casesData, err := readFile(casesFile, "jev-packs cases")
 	if err != nil {
 		return nil, fmt.Errorf("jev-packs: %w", err)
 	}
@@ -261,8 +260,12 @@ func ImportPack(dir string, opt PackOptions) (*Folder, error) {
 	set.DatasetMap = m
 	f.packNotes(pk, dir)
 	f.thresholds(pk)
-	if data, err := os.ReadFile(filepath.Join(dir, "gates.yaml")); err == nil {
-		g, err := ParseGates(filepath.Join(dir, "gates.yaml"), data, pk)
+	if gp := filepath.Join(dir, "gates.yaml"); exists(gp) {
+		data, err := readFile(gp, "jevassert gates")
+		if err != nil {
+			return nil, err
+		}
+		g, err := ParseGates(gp, data, pk)
 		if err != nil {
 			return nil, err
 		}
@@ -438,7 +441,7 @@ func (f *Folder) recordings(pk *Pack, cases []Case, files []string, runs bool) e
 	var all []*rec
 	names := map[string]bool{}
 	for _, p := range files {
-		data, err := os.ReadFile(p)
+		data, err := readFile(p, "jevassert recording")
 		if err != nil {
 			return fmt.Errorf("jevassert: %w", err)
 		}

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -345,7 +344,7 @@ func ImportJevEval(files JevEvalFiles, runs bool) (*Folder, error) {
 	if files.Config == "" || files.Data == "" {
 		return nil, fmt.Errorf("--from jev-eval needs --config (the question config) and --data (the rows the cache was made from: the cache does not hold the states)")
 	}
-	cdata, err := os.ReadFile(files.Config)
+	cdata, err := readFile(files.Config, "jev-eval config")
 	if err != nil {
 		return nil, fmt.Errorf("jev-eval: %w", err)
 	}
@@ -353,7 +352,7 @@ func ImportJevEval(files JevEvalFiles, runs bool) (*Folder, error) {
 	if err != nil {
 		return nil, err
 	}
-	ddata, err := os.ReadFile(files.Data)
+	ddata, err := readFile(files.Data, "jev-eval rows")
 	if err != nil {
 		return nil, fmt.Errorf("jev-eval: %w", err)
 	}
@@ -364,7 +363,7 @@ func ImportJevEval(files JevEvalFiles, runs bool) (*Folder, error) {
 	if len(rows) == 0 {
 		return nil, errAt(files.Data, 0, "no rows")
 	}
-	kdata, err := os.ReadFile(files.Cache)
+	kdata, err := readFile(files.Cache, "jev-eval cache")
 	if err != nil {
 		return nil, fmt.Errorf("jev-eval: %w", err)
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -258,7 +257,7 @@ func ImportJEVL(files []string, runs bool) (*Folder, error) {
 	var all []fileRecs
 	var questions json.RawMessage
 	for _, p := range files {
-		data, err := os.ReadFile(p)
+		data, err := readFile(p, "JEVL file")
 		if err != nil {
 			return nil, fmt.Errorf("jevl: %w", err)
 		}

@@ -149,7 +149,7 @@ func (p *packParser) label(n *yaml.Node, what string) string {
 // jevassert's loader enforces; errors are file:line.
 func LoadPack(dir string) (*Pack, error) {
 	file := filepath.Join(dir, "pack.yaml")
-	data, err := os.ReadFile(file)
+	data, err := readFile(file, "jev-packs pack.yaml")
 	if err != nil {
 		return nil, fmt.Errorf("jev-packs: %w (a pack folder holds pack.yaml and cases.jsonl)", err)
 	}

@@ -141,3 +141,22 @@ func TestImportPackFixtures(t *testing.T) {
 		t.Error("predictions.jsonl not converted")
 	}
 }
+
+// TestImportRefusesPipes: a FIFO where a pack's cases.jsonl should be is
+// refused at once instead of blocking the import.
+func TestImportRefusesPipes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tiny-triage")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "pack.yaml"), []byte(strings.Replace(tinyPack, "Non-goals: replies.", "No replies.", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := mkfifo(filepath.Join(dir, "cases.jsonl")); err != nil {
+		t.Skipf("no FIFOs here: %v", err)
+	}
+	_, err := ImportPack(dir, PackOptions{})
+	if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("err = %v", err)
+	}
+}
