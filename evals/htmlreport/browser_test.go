@@ -1,6 +1,7 @@
 package htmlreport
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -40,8 +41,9 @@ func browser(t *testing.T) string {
 // against a stand-in's second run) and the entity-merge report in a real
 // headless Chromium at two widths: the page logs no console message (no
 // error, no blocked load), requests nothing over the network — also with
-// its CSP taken out, so the policy is not what hides a request — and
-// looks like its golden screenshot within a tolerance.
+// its CSP taken out, so the policy is not what hides a request — looks
+// like its golden screenshot within a tolerance, turns dark in the dark
+// colour scheme, and prints to PDF.
 func TestReportInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("renders in a browser")
@@ -54,6 +56,11 @@ func TestReportInBrowser(t *testing.T) {
 		open := filepath.Join(dir, name+"-nocsp.html")
 		if err := os.WriteFile(page, []byte(h), 0o600); err != nil {
 			t.Fatal(err)
+		}
+		if d := os.Getenv("JEVLAB_SCREENSHOT_DIR"); d != "" {
+			if err := os.WriteFile(filepath.Join(d, name+".html"), []byte(h), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 		noCSP := strings.Replace(h, `<meta http-equiv="Content-Security-Policy" content="`+CSP+`">`, "", 1)
 		if noCSP == h {
@@ -74,6 +81,28 @@ func TestReportInBrowser(t *testing.T) {
 				t.Errorf("%s at %d px: network request %s", name, width, r)
 			}
 			checkGolden(t, name, width, res)
+		}
+		// dark scheme: the page follows prefers-color-scheme
+		dark, err := headless.Render(context.Background(), bin, page, 1280, 800, "--force-dark-mode")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, g, b, _ := dark.Image.At(4, 4).RGBA(); r>>8 > 60 || g>>8 > 60 || b>>8 > 60 {
+			t.Errorf("%s in the dark scheme: background %d,%d,%d is not dark", name, r>>8, g>>8, b>>8)
+		}
+		if d := os.Getenv("JEVLAB_SCREENSHOT_DIR"); d != "" {
+			_ = headless.WritePNG(filepath.Join(d, name+"-dark.png"), dark.Image)
+		}
+		// print: the page prints (its print style) without a console message
+		pdf, console, err := headless.PrintPDF(context.Background(), bin, page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasPrefix(pdf, []byte("%PDF")) || bytes.Count(pdf, []byte("/Type /Page")) < 1 {
+			t.Errorf("%s: printing gave no PDF pages (%d bytes)", name, len(pdf))
+		}
+		for _, c := range console {
+			t.Errorf("%s printed: console: %s", name, c)
 		}
 		res, err := headless.Render(context.Background(), bin, open, 1280, 800)
 		if err != nil {

@@ -64,7 +64,10 @@ type Result struct {
 // the sandbox, GPU, QUIC, first-run, background networking, component
 // updates and sync switched off, and every request (loopback included) is
 // routed to a proxy that refuses it.
-func Render(ctx context.Context, browser, path string, width, height int) (*Result, error) {
+//
+// extra are more Chromium switches, e.g. --force-dark-mode to render the
+// page's prefers-color-scheme: dark style.
+func Render(ctx context.Context, browser, path string, width, height int, extra ...string) (*Result, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
@@ -82,34 +85,83 @@ func Render(ctx context.Context, browser, path string, width, height int) (*Resu
 	shot := filepath.Join(dir, "shot.png")
 	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, browser,
-		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--disable-extensions", "--disable-default-apps", "--no-default-browser-check", "--hide-scrollbars",
-		"--force-device-scale-factor=1", "--force-color-profile=srgb", "--font-render-hinting=none",
-		"--user-data-dir="+filepath.Join(dir, "profile"),
-		"--proxy-server=http://"+px.addr(), "--proxy-bypass-list=<-loopback>",
-		"--enable-logging=stderr", "--v=0",
+	args := append(baseArgs(dir, px.addr()),
 		fmt.Sprintf("--window-size=%d,%d", width, height),
-		"--screenshot="+shot,
-		"file://"+abs)
-	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	cmd.Stdout = &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("%s: %w\n%s", browser, err, tail(stderr.String(), 2000))
+		"--screenshot="+shot)
+	args = append(args, extra...)
+	cmd := exec.CommandContext(ctx, browser, append(args, "file://"+abs)...)
+	stderr, err := run(cmd, dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w\n%s", browser, err, tail(stderr, 2000))
 	}
 	f, err := os.Open(shot)
 	if err != nil {
-		return nil, fmt.Errorf("%s wrote no screenshot: %w\n%s", browser, err, tail(stderr.String(), 2000))
+		return nil, fmt.Errorf("%s wrote no screenshot: %w\n%s", browser, err, tail(stderr, 2000))
 	}
 	defer f.Close()
 	img, err := png.Decode(f)
 	if err != nil {
 		return nil, fmt.Errorf("screenshot: %w", err)
 	}
-	return &Result{Image: img, Console: consoleLines(stderr.String()), Requests: px.requests()}, nil
+	return &Result{Image: img, Console: consoleLines(stderr), Requests: px.requests()}, nil
+}
+
+// baseArgs are the switches of every run: headless, a fresh profile in
+// dir, nothing the browser does on its own, every request through the
+// proxy at proxyAddr, console messages logged to stderr.
+func baseArgs(dir, proxyAddr string) []string {
+	return []string{
+		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--disable-extensions", "--disable-default-apps", "--no-default-browser-check", "--hide-scrollbars",
+		"--force-device-scale-factor=1", "--force-color-profile=srgb", "--font-render-hinting=none",
+		"--user-data-dir=" + filepath.Join(dir, "profile"),
+		"--proxy-server=http://" + proxyAddr, "--proxy-bypass-list=<-loopback>",
+		"--enable-logging=stderr", "--v=0",
+	}
+}
+
+// run runs cmd with its home and caches in dir and returns its output.
+func run(cmd *exec.Cmd, dir string) (string, error) {
+	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"))
+	var out bytes.Buffer
+	cmd.Stderr = &out
+	cmd.Stdout = &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+// PrintPDF prints the HTML file at path to a PDF (the page's print
+// style, no header or footer) and returns the PDF and the console
+// messages printing produced.
+func PrintPDF(ctx context.Context, browser, path string) ([]byte, []string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	dir, err := os.MkdirTemp("", "jevlab-chromium-*")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer os.RemoveAll(dir)
+	px, err := startProxy()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer px.close()
+	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	out := filepath.Join(dir, "page.pdf")
+	args := append(baseArgs(dir, px.addr()), "--no-pdf-header-footer", "--print-to-pdf="+out, "file://"+abs)
+	stderr, err := run(exec.CommandContext(ctx, browser, args...), dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w\n%s", browser, err, tail(stderr, 2000))
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s printed no PDF: %w\n%s", browser, err, tail(stderr, 2000))
+	}
+	return b, consoleLines(stderr), nil
 }
 
 var consoleRE = regexp.MustCompile(`:CONSOLE(?:\(\d+\))?:?\d*\]`)
