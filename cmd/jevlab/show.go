@@ -32,8 +32,8 @@ func newShowCmd(a *app) *cobra.Command {
 		Long: `show prints a stored run: what was asked of what (question set, dataset,
 provider, requested and resolved models), its status and cost, and per
 question n, accuracy, ECE, Brier and errors with 95% bootstrap intervals.
-Beside accuracy stands the mean confidence of the decisions (overconfidence
-is the gap), beside ECE its noise floor. Intervals are seeded (--seed,
+Beside accuracy stands the top prob (the mean probability each answer gives
+its decision; overconfidence is the gap), beside ECE its noise floor. Intervals are seeded (--seed,
 default 1, printed) from --bootstrap resamples; a proportion with few
 successes or failures gets the Wilson interval and says so.
 A question with min_confidence also shows the share of answers routed to
@@ -274,7 +274,7 @@ func fmtEstimate(e metrics.Estimate) string {
 }
 
 // summaryLegend says under the summary table what its figures are: which
-// intervals (with B and the seed), what mean confidence and the noise
+// intervals (with B and the seed), what top prob and the noise
 // floor are.
 func summaryLegend(qs []*metrics.QuestionReport) string {
 	c := qs[0].Conventions

@@ -95,13 +95,13 @@ func TestOutputsShowTheECEFloor(t *testing.T) {
 func TestOutputsShowMeanConfidence(t *testing.T) {
 	rep := demoPlain(t)
 	txt, md, js, junit := outputs(t, rep)
-	want := "mean confidence " + est(rep.Questions[2].MeanConfidence)
+	want := "top prob " + est(rep.Questions[2].MeanConfidence)
 	for name, out := range map[string]string{"text": txt, "junit": junit} {
 		if !strings.Contains(out, want) {
 			t.Errorf("%s lacks %q", name, want)
 		}
 	}
-	if !strings.Contains(md, "| accuracy | mean confidence |") || !strings.Contains(md, "Wilson (8/10) | "+est(rep.Questions[2].MeanConfidence)+" |") {
+	if !strings.Contains(md, "| accuracy | top prob |") || !strings.Contains(md, "Wilson (8/10) | "+est(rep.Questions[2].MeanConfidence)+" |") {
 		t.Errorf("markdown table lacks mean confidence:\n%s", md)
 	}
 	if !strings.Contains(js, `"mean_confidence": {`) || !strings.Contains(js, `"overconfidence": {`) {

@@ -99,7 +99,7 @@ func WriteJUnit(w io.Writer, rep *RunReport) error {
 
 // Headline is one question's figures on one line, as JUnit and other
 // one-line outputs carry them: accuracy (with its interval and count),
-// mean confidence and the gap, ECE with its noise floor, Brier.
+// top prob and the gap, ECE with its noise floor, Brier.
 func Headline(q *metrics.QuestionReport) string {
 	acc := est(q.Accuracy)
 	if q.Accuracy.Defined() {

@@ -46,7 +46,7 @@ func WriteMarkdown(w io.Writer, rep *RunReport) error {
 			b.WriteString("**Gates: FAILED** ❌\n\n")
 		}
 	}
-	b.WriteString("| question | type | labelled | accuracy | mean confidence | ECE (noise floor) | Brier | log loss | |\n|---|---|---:|---|---|---|---|---|---|\n")
+	b.WriteString("| question | type | labelled | accuracy | top prob | ECE (noise floor) | Brier | log loss | |\n|---|---|---:|---|---|---|---|---|---|\n")
 	for _, q := range rep.Questions {
 		acc := est(q.Accuracy)
 		if q.Accuracy.Defined() {

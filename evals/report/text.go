@@ -58,14 +58,15 @@ func ECEFloorText(q *metrics.QuestionReport) string {
 	return s + ": above it"
 }
 
-// MeanConfidenceText is the mean confidence of the decisions beside the
-// accuracy and their gap: "mean confidence 0.912 [0.9, 0.92] · gap +0.134
+// MeanConfidenceText is the mean top prob (the probability each answer
+// gives its decision; JSON mean_confidence) beside the accuracy and their
+// gap: "top prob 0.912 [0.9, 0.92] · gap +0.134
 // [+0.1, +0.17] (overconfident)".
 func MeanConfidenceText(q *metrics.QuestionReport) string {
 	if !q.MeanConfidence.Defined() {
-		return "mean confidence —"
+		return "top prob —"
 	}
-	s := "mean confidence " + est(q.MeanConfidence)
+	s := "top prob " + est(q.MeanConfidence)
 	o := q.Overconfidence
 	if !o.Defined() {
 		return s
@@ -157,7 +158,7 @@ func ConventionsOf(qs []*metrics.QuestionReport) string {
 	if c.Bootstrap == 0 {
 		boot = fmt.Sprintf("no intervals (seed %d)", c.Seed)
 	}
-	return fmt.Sprintf("%s; ECE over %d bins (equal-width (lo,hi] and equal-mass, ties never split), MCE over bins with n>=%d, noise floor from %d perfectly calibrated draws; log loss clipped at ε=%g; %s; mean confidence = the probability each answer gives its decision (a noul's p, or 1−p when decided false at its threshold); latency nearest-rank; metrics use each item's first repeat",
+	return fmt.Sprintf("%s; ECE over %d bins (equal-width (lo,hi] and equal-mass, ties never split), MCE over bins with n>=%d, noise floor from %d perfectly calibrated draws; log loss clipped at ε=%g; %s; top prob = the probability each answer gives its decision (JSON mean_confidence; confidence is the provider's own field) (a noul's p, or 1−p when decided false at its threshold); latency nearest-rank; metrics use each item's first repeat",
 		boot, c.Bins, c.MinBinCount, c.NoiseFloorDraws, c.EpsilonLogLoss, BrierConventions(qs))
 }
 
