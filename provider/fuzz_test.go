@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -260,6 +261,40 @@ func FuzzShortDecimal(f *testing.F) {
 		}
 		if err != nil || math.Float64bits(got) != math.Float64bits(want) {
 			t.Fatalf("%q: got %v, want %v (%v)", s, got, want, err)
+		}
+	})
+}
+
+// FuzzCanonicalStrings: for any valid JSON, CanonicalStrings gives valid
+// JSON of the same value, is idempotent, and keeps every byte outside
+// strings (so key order and number spelling survive).
+func FuzzCanonicalStrings(f *testing.F) {
+	for _, s := range []string{`{"a":"caf\u00e9","b":[1.0,"\ud83d\ude00"]}`, `"\u2028\/x"`, `[1e5,-0,"é"]`, `{"\u0061":null}`, `"\ud800"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		v := Compact(json.RawMessage(in))
+		if !json.Valid(v) {
+			return
+		}
+		c := CanonicalStrings(v)
+		if !json.Valid(c) {
+			t.Fatalf("CanonicalStrings(%s) = %s is not JSON", v, c)
+		}
+		dec := func(d []byte) (any, error) {
+			var x any
+			jd := json.NewDecoder(bytes.NewReader(d))
+			jd.UseNumber()
+			err := jd.Decode(&x)
+			return x, err
+		}
+		a, errA := dec(v)
+		b, errB := dec(c)
+		if errA != nil || errB != nil || !reflect.DeepEqual(a, b) {
+			t.Fatalf("CanonicalStrings(%s) = %s changed the value", v, c)
+		}
+		if again := CanonicalStrings(c); !bytes.Equal(again, c) {
+			t.Fatalf("not idempotent: %s then %s", c, again)
 		}
 	})
 }
