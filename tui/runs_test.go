@@ -24,7 +24,7 @@ func TestRunsPickSwapPoll(t *testing.T) {
 	cm := m.screens[screenCompare].(*compareModel)
 	drive(m, keys("4")...)
 	newer, older := rs.runs[0].ID, rs.runs[1].ID // rows newest first
-	drive(m, keys(" j ")...) // the newer first: it is A, though it is not the older
+	drive(m, keys(" j ")...)                     // the newer first: it is A, though it is not the older
 	if m.active != screenCompare || cm.c == nil || cm.c.A.ID != newer || cm.c.B.ID != older {
 		t.Fatalf("A %v B %v, want A = the first pick %s", cm.c.A.ID, cm.c.B.ID, newer)
 	}

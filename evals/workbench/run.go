@@ -3,6 +3,7 @@ package workbench
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -65,10 +66,16 @@ func (t *RunTemplate) Config(spec RunSpec) runner.Config {
 	for k, v := range t.Settings {
 		settings[k] = v
 	}
+	// A dataset file is recorded by its absolute path, so `jevlab runs`
+	// shows where it lives whichever directory the run started from; a
+	// name that is no file here (the shipped example's embedded dataset)
+	// is kept as it is.
 	path := spec.DatasetPath
 	if path != "" && !filepath.IsAbs(path) {
-		if abs, err := filepath.Abs(path); err == nil {
-			path = abs
+		if _, err := os.Stat(path); err == nil {
+			if abs, err := filepath.Abs(path); err == nil {
+				path = abs
+			}
 		}
 	}
 	return runner.Config{

@@ -225,9 +225,21 @@ func TestRenameOptionChains(t *testing.T) {
 
 func TestTemplateRecordsTheResolvedDataset(t *testing.T) {
 	tmpl := &RunTemplate{ProviderKind: "offline", Version: "v9", Concurrency: 3, RPS: 7, Fresh: true}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.MkdirAll("data", 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("data", "d.jsonl"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cfg := tmpl.Config(RunSpec{Set: mustSet(t, triage), DatasetPath: "data/d.jsonl"})
 	if !filepath.IsAbs(cfg.DatasetPath) || !strings.HasSuffix(cfg.DatasetPath, filepath.Join("data", "d.jsonl")) {
 		t.Fatalf("dataset path %q", cfg.DatasetPath)
+	}
+	// The shipped example's embedded dataset is no file here: kept as named.
+	if cfg := tmpl.Config(RunSpec{Set: mustSet(t, triage), DatasetPath: "fixtures/banking77/dataset.jsonl"}); cfg.DatasetPath != "fixtures/banking77/dataset.jsonl" {
+		t.Fatalf("embedded dataset path %q", cfg.DatasetPath)
 	}
 	if cfg.Version != "v9" || cfg.Concurrency != 3 || cfg.ProviderKind != "offline" || cfg.Settings["rps"] != 7.0 || cfg.Settings["fresh"] != true {
 		t.Fatalf("%+v", cfg)
