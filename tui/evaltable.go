@@ -22,7 +22,7 @@ func est(e workbench.Estimate) string {
 	if math.IsNaN(e.Lo) || math.IsNaN(e.Hi) || (e.Lo == 0 && e.Hi == 0) {
 		return fmt.Sprintf("%.3f", e.Value)
 	}
-	return fmt.Sprintf("%.3f [%.3f,%.3f]", e.Value, e.Lo, e.Hi)
+	return fmt.Sprintf("%.3f [%.3f,%.3f]", e.Value, e.Lo, e.Hi) + workbench.IntervalMark(e)
 }
 
 // mean formats a mean probability ("—" when undefined).
@@ -42,7 +42,7 @@ func mean(p float64) string {
 func (m *evalModel) metricsTable(w int) []string {
 	st := &m.e.st
 	v := m.v
-	l := []string{st.Focused.Render(fit(fmt.Sprintf(" Metrics · run %s · 95%% bootstrap intervals, seed %d · [ ] picks a question", v.Run.ID, workbench.CanonicalSeed), w))}
+	l := []string{st.Focused.Render(fit(fmt.Sprintf(" Metrics · run %s · 95%% intervals: bootstrap (seed %d), ᵂ Wilson, ᴺ Newcombe · [ ] picks a question", v.Run.ID, workbench.CanonicalSeed), w))}
 	wide := w >= 150
 	qw := 11
 	if wide {

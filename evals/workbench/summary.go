@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jevlab/jevlab/evals/metrics"
 	"github.com/jevlab/jevlab/provider"
 	"github.com/jevlab/jevlab/store"
 )
@@ -171,4 +172,17 @@ func ConfidenceLabel(metricsName string) string {
 		return "top prob"
 	}
 	return metricsName
+}
+
+// IntervalMark is the one-character mark of an estimate's interval method,
+// as the HTML report prints it: "ᵂ" Wilson, "ᴺ" Newcombe, "" the
+// percentile bootstrap (the default, named in a screen's title).
+func IntervalMark(e Estimate) string {
+	switch e.Method {
+	case metrics.IntervalWilson:
+		return "ᵂ"
+	case metrics.IntervalNewcombe:
+		return "ᴺ"
+	}
+	return ""
 }
