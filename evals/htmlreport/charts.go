@@ -168,6 +168,10 @@ func heatmap(id, who string, classes []string, conf [][]int) string {
 		cell = 10
 	case k > 20:
 		cell = 14
+	case k <= 6:
+		cell = 34
+	case k <= 12:
+		cell = 28
 	}
 	font := math.Max(math.Min(cell*0.8, 11), 7.5)
 	labelW := 0
@@ -177,7 +181,7 @@ func heatmap(id, who string, classes []string, conf [][]int) string {
 	lw := math.Min(float64(labelW)*font*0.62+font*2.4+8, 380)
 	top := 34.0
 	W := int(lw + cell*float64(k) + 10)
-	H := int(top + cell*float64(k) + 34)
+	H := int(top + cell*float64(k) + 8)
 	total, diag := 0, 0
 	rowSum := make([]int, k)
 	for i := range conf {
@@ -226,11 +230,14 @@ func heatmap(id, who string, classes []string, conf [][]int) string {
 			s.raw(`<rect x="%s" y="%s" width="%s" height="%s" class="%s" fill="%s" fill-opacity="%s"><title>label %s → decision %s: %d (%s of the row)</title></rect>`,
 				f2(x), f2(y), f2(cell), f2(cell), cls, cellColor(i == j), f2(0.12+0.88*share), esc(lab), esc(dec), n, pct(share))
 			if k <= 12 {
-				s.raw(`<text x="%s" y="%s" text-anchor="middle" class="cnum">%d</text>`, f2(x+cell/2), f2(y+cell*0.68), n)
+				cls := "cnum"
+				if share >= 0.5 {
+					cls = "cnum on"
+				}
+				s.raw(`<text x="%s" y="%s" text-anchor="middle" class="%s" font-size="11">%d</text>`, f2(x+cell/2), f2(y+cell*0.62), cls, n)
 			}
 		}
 	}
-	s.text(lw, top+cell*float64(k)+16, "start", "tick", "shade: share of the row (recall view); blue diagonal = right, orange = confused")
 	return s.close()
 }
 

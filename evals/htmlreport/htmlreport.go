@@ -641,7 +641,8 @@ func (d *doc) confusion(qs []*metrics.QuestionReport) {
 			d.s("<h3>Confusion</h3>\n")
 			shown = true
 		}
-		d.p(`<figure class="wide">%s<figcaption>%s</figcaption></figure>`+"\n", heatmap(d.id(), d.names[i], q.Classes, conf), esc(d.names[i]))
+		d.p(`<figure class="wide">%s<figcaption><span class="key s%d"></span> %s — rows: label, columns: decision (numbered as the rows); shade: share of the row (recall view), blue diagonal = right, orange = confused; hover a cell for its count</figcaption></figure>`+"\n",
+			heatmap(d.id(), d.names[i], q.Classes, conf), i%nSeries, esc(d.names[i]))
 		d.topConfusions(d.names[i], q.Classes, conf)
 	}
 }

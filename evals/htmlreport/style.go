@@ -40,7 +40,7 @@ figure.wide figcaption{text-align:left;max-width:none;margin:0}
 svg.chart{max-width:100%;height:auto;display:block;background:var(--bg)}
 figure.wide svg.chart{max-width:none}
 svg text{fill:var(--fg);font-family:system-ui,"DejaVu Sans",Arial,sans-serif}
-svg .tick,svg .count{font-size:10px}svg .axis{font-size:11px}svg .cnum{font-size:10px;fill:#fff}
+svg .tick,svg .count{font-size:10px}svg .axis{font-size:11px}svg .cnum{fill:var(--fg)}svg .cnum.on{fill:#fff}
 svg .lab{font-weight:700}
 svg .grid{stroke:var(--rule)}svg .frame{stroke:var(--frame)}svg .diag,svg .target{stroke:var(--muted)}
 svg .s0{stroke:var(--s0)}svg .s1{stroke:var(--s1)}svg .s2{stroke:var(--s2)}svg .s3{stroke:var(--s3)}svg .s4{stroke:var(--s4)}svg .s5{stroke:var(--s5)}
