@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -23,10 +24,12 @@ import (
 const maxHistoryRuns = 30
 
 type reportCmdOptions struct {
-	html      string
-	seed      uint64
-	bootstrap int
-	alpha     float64
+	html         string
+	seed         uint64
+	bootstrap    int
+	alpha        float64
+	allowChanged []string
+	maps         []string
 }
 
 func newReportCmd(a *app) *cobra.Command {
@@ -67,6 +70,8 @@ and resamples. RUN is a run id, a unique prefix, latest or latest~N.`,
 	f.Uint64Var(&o.seed, "seed", 1, "seed of every bootstrap (printed in the report)")
 	f.IntVar(&o.bootstrap, "bootstrap", 1000, "bootstrap resamples B (0 or less: no intervals)")
 	f.Float64Var(&o.alpha, "alpha", compare.DefaultAlpha, "family-wise error rate across questions (Holm), with two runs")
+	f.StringSliceVar(&o.allowChanged, "allow-changed", nil, "with two runs: accept QUESTION as changed on purpose (as compare does)")
+	f.StringArrayVar(&o.maps, "map", nil, "with two runs: map a renamed option or level, QUESTION:A_NAME=B_NAME (as compare does)")
 	return cmd
 }
 
@@ -105,8 +110,21 @@ func (a *app) reportHTML(ctx context.Context, refs []string, o reportCmdOptions)
 		}
 		in.Runs = append(in.Runs, views[i].Report)
 	}
+	if len(views) != 2 && (len(o.allowChanged) > 0 || len(o.maps) > 0) {
+		return usageErr(errors.New("--allow-changed and --map tune a comparison: give exactly two runs"))
+	}
 	if len(views) == 2 {
-		cmp, err := workbench.CompareViews(views[0], views[1], &workbench.CompareOptions{Seed: o.seed, Bootstrap: boot, Alpha: o.alpha})
+		maps, err := parseMaps(o.maps)
+		if err != nil {
+			return usageErr(err)
+		}
+		var allow []string
+		for _, q := range o.allowChanged {
+			if q = strings.TrimSpace(q); q != "" {
+				allow = append(allow, q)
+			}
+		}
+		cmp, err := workbench.CompareViews(views[0], views[1], &workbench.CompareOptions{Seed: o.seed, Bootstrap: boot, Alpha: o.alpha, AllowChanged: allow, Map: maps})
 		if err != nil {
 			return usageErr(err)
 		}

@@ -190,6 +190,7 @@ func TestReportCommandErrors(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "e.db")
 	jevlabOK(t, "eval", "--offline", "--db", db, demoSet(t, readFixture(t, "recorded.jsonl")))
+	jevlabOK(t, "eval", "--offline", "--db", db, demoSet(t, readFixture(t, "recorded-run2.jsonl")))
 	for _, c := range []struct {
 		args []string
 		want string
@@ -200,6 +201,9 @@ func TestReportCommandErrors(t *testing.T) {
 		{[]string{"report", "--db", db, "latest", "latest", "--html", filepath.Join(dir, "x.html")}, "are the same run"},
 		{[]string{"report", "--db", db, "latest", "--html", filepath.Join(dir, "no", "such", "dir", "x.html")}, "write report"},
 		{[]string{"report", "--db", db, "latest", "--html", filepath.Join(dir, "x.html"), "--alpha", "2"}, "--alpha 2"},
+		{[]string{"report", "--db", db, "latest", "--html", filepath.Join(dir, "x.html"), "--allow-changed", "queue"}, "give exactly two runs"},
+		{[]string{"report", "--db", db, "latest~1", "latest", "--html", filepath.Join(dir, "x.html"), "--map", "nope:a=b"}, `mapped question "nope"`},
+		{[]string{"report", "--db", db, "latest~1", "latest", "--html", filepath.Join(dir, "x.html"), "--map", "queue"}, "want QUESTION:A_NAME=B_NAME"},
 	} {
 		code, _, errOut := runJevlab(t, c.args...)
 		if code != 2 || !strings.Contains(errOut, c.want) {
