@@ -256,7 +256,7 @@ func TestAnswerIndexBackfilledByMigration(t *testing.T) {
 	}
 	defer db.Close()
 	ctx := context.Background()
-	if v, _ := db.SchemaVersion(ctx); v != "20261202_0002_answer_index" {
+	if v, _ := db.SchemaVersion(ctx); v != "20261203_0100_rekey_answer_index" {
 		t.Fatalf("schema version %s", v)
 	}
 	var rows int
@@ -341,5 +341,57 @@ func TestMigrationGoSteps(t *testing.T) {
 	err = db.migrate(ctx, fsys, map[string]migrationStep{"20270301_0002_typo": step})
 	if err == nil || !strings.Contains(err.Error(), "20270301_0002_typo.sql") {
 		t.Fatalf("step without a file: %v", err)
+	}
+}
+
+// A database indexed before keys compared JSON strings by value is
+// re-keyed on open: an exchange recorded with \u escapes (Python's
+// json.dumps) is found by the key of its UTF-8 spelling, and a recorded_at
+// in the far future no longer outranks a real recording.
+func TestAnswerIndexRekeyedByMigration(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	escaped := ex(`{"model":"m","state":"caf\u00e9","questions":{"x":{"type":"noul","instructions":"Ok?"}}}`,
+		`{"model":"jev-1","answers":{"x":{"type":"noul","noul":0.7}}}`, "2026-05-01T00:00:00Z")
+	future := ex(noulReq("m", "x", "F?"), noulResp("jev-9", "x", "0.1"), "2999-01-01T00:00:00Z")
+	real := ex(noulReq("m", "x", "F?"), noulResp("jev-1", "x", "0.8"), "2026-05-01T00:00:00Z")
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, e := range []provider.Exchange{escaped, future, real} {
+		if err := db.SaveExchange(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Make the index what an older jevlab wrote: keys by spelling, the
+	// future timestamp believed, and the migration not yet applied.
+	if _, err := db.sql.Exec(`UPDATE answer_index SET key = zeroblob(32) WHERE exchange_id = 1`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.sql.Exec(`UPDATE answer_index SET recorded_ns = 32503680000000000000 / 1000 WHERE exchange_id = 2`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.sql.Exec(`DELETE FROM schema_migrations WHERE version = '20261203_0100_rekey_answer_index'`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	db, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	q := &provider.Question{Type: provider.Noul, Instructions: json.RawMessage(`"Ok?"`)}
+	key := provider.KeyFor("m", []byte(`"café"`), q)
+	got, err := db.LookupAnswers(ctx, []provider.AnswerKey{key, keyOf("m", "F?")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, ok := got[key]; !ok || a.Model != "jev-1" {
+		t.Fatalf("escaped recording not found by its value: %+v", got)
+	}
+	if a := got[keyOf("m", "F?")]; a.Model != "jev-1" {
+		t.Fatalf("future recorded_at still wins: %s", a.Model)
 	}
 }
