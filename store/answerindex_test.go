@@ -256,7 +256,7 @@ func TestAnswerIndexBackfilledByMigration(t *testing.T) {
 	}
 	defer db.Close()
 	ctx := context.Background()
-	if v, _ := db.SchemaVersion(ctx); v != "20261203_0100_rekey_answer_index" {
+	if v, _ := db.SchemaVersion(ctx); v != latestMigration(t) {
 		t.Fatalf("schema version %s", v)
 	}
 	var rows int

@@ -184,7 +184,7 @@ type migrationStep func(ctx context.Context, tx *sql.Tx) error
 // (the migration's file name without .sql).
 func migrationSteps() map[string]migrationStep {
 	return map[string]migrationStep{
-		"20261202_0002_answer_index": backfillAnswerIndex,
+		"20261202_0002_answer_index":       backfillAnswerIndex,
 		"20261203_0100_rekey_answer_index": backfillAnswerIndex,
 	}
 }

@@ -75,7 +75,7 @@ func TestOpenModesAndPragmas(t *testing.T) {
 		t.Errorf("pragmas: journal_mode=%s foreign_keys=%d busy_timeout=%d synchronous=%d; want wal 1 >=5000 1(NORMAL)", mode, fk, busy, sync)
 	}
 	v, err := db.SchemaVersion(ctx)
-	if err != nil || v != "20261202_0002_answer_index" {
+	if err != nil || v != latestMigration(t) {
 		t.Errorf("schema version = %q, %v", v, err)
 	}
 	// Reopening applies nothing twice.
@@ -87,8 +87,9 @@ func TestOpenModesAndPragmas(t *testing.T) {
 	defer db2.Close()
 	var n int
 	db2.sql.QueryRow("SELECT count(*) FROM schema_migrations").Scan(&n)
-	if n != 2 {
-		t.Errorf("schema_migrations rows = %d, want 2", n)
+	ents, _ := os.ReadDir("migrations")
+	if n != len(ents) {
+		t.Errorf("schema_migrations rows = %d, want one per migration (%d)", n, len(ents))
 	}
 }
 
@@ -468,4 +469,21 @@ func TestOpenMemory(t *testing.T) {
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Errorf("temporary database %s left behind: %v", path, err)
 	}
+}
+
+// latestMigration is the name of the newest shipped migration file, the
+// schema version of a database opened by this build.
+func latestMigration(t *testing.T) string {
+	t.Helper()
+	ents, err := os.ReadDir("migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := ""
+	for _, e := range ents {
+		if n := strings.TrimSuffix(e.Name(), ".sql"); n != e.Name() && n > last {
+			last = n
+		}
+	}
+	return last
 }
