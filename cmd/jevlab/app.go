@@ -41,6 +41,10 @@ type app struct {
 	// maxFixtureLine is --max-fixture-line: the longest fixture line read.
 	maxFixtureLine int
 
+	// Paths a set names stay in its folder unless allowed (issue 10).
+	allowPaths []string
+	record     string
+
 	// Input bounds (issue 10): files from strangers cannot exhaust memory.
 	maxSetSize      inputfile.Size
 	maxLineSize     inputfile.Size
@@ -76,6 +80,8 @@ func (a *app) bindGlobalFlags(root *cobra.Command) {
 	a.maxSetSize = questionset.DefaultMaxFileBytes
 	a.maxLineSize = dataset.DefaultMaxLineBytes
 	a.maxDecompressed = dataset.DefaultMaxDecompressedBytes
+	f.StringArrayVar(&a.allowPaths, "allow-path", nil, "a folder a question set's dataset: and fixtures: may name besides the set's own; repeatable")
+	f.StringVar(&a.record, "record", "", "append new answers to this fixture file (default: the first --fixtures, else the first of the set's fixtures: inside its folder)")
 	f.Var(&a.maxSetSize, "max-set-size", "largest question-set file read")
 	f.Var(&a.maxLineSize, "max-line-size", "longest dataset line (or CSV record) read")
 	f.Var(&a.maxDecompressed, "max-decompressed", "most a .gz dataset may decompress to")

@@ -368,7 +368,9 @@ func TestAskPartialHitSendsOnlyMissing(t *testing.T) {
 	}
 	newRec := filepath.Join(dir, "new.jsonl")
 	db := filepath.Join(dir, "db")
-	code, out, errOut := runJevlab(t, "ask", "--db", db, "--fixtures", newRec, "--base-url", srv.URL, set)
+	// The set names a fixture outside its folder: allowed explicitly.
+	allow := filepath.Dir(src)
+	code, out, errOut := runJevlab(t, "ask", "--allow-path", allow, "--db", db, "--fixtures", newRec, "--base-url", srv.URL, set)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -386,7 +388,7 @@ func TestAskPartialHitSendsOnlyMissing(t *testing.T) {
 	if err == nil && len(got) != 0 {
 		t.Fatalf("recorded %d stand-in exchanges to %s, want none", len(got), newRec)
 	}
-	code, out, errOut = runJevlab(t, "ask", "--offline", "--db", filepath.Join(dir, "other-db"), "--fixtures", src, set)
+	code, out, errOut = runJevlab(t, "ask", "--allow-path", allow, "--offline", "--db", filepath.Join(dir, "other-db"), "--fixtures", src, set)
 	if code != 2 || !strings.Contains(errOut, `"spam"`) || len(asked) != 1 {
 		t.Fatalf("offline replay: exit %d\n%s\n%s", code, out, errOut)
 	}

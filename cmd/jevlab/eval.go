@@ -109,7 +109,11 @@ func (a *app) eval(ctx context.Context, path string, o evalOptions) error {
 		if set.Dataset == "" {
 			return usageErr(fmt.Errorf("%s names no dataset: pass --data PATH or add dataset: to the file", path))
 		}
-		dataPath = set.Resolve(set.Dataset)
+		np, err := set.DatasetPath(a.allowPaths)
+		if err != nil {
+			return usageErr(err)
+		}
+		dataPath = np.Path
 	}
 	opt, err := flagDataOptions(o.idField, o.stateField, o.stateFields, o.labels)
 	if err != nil {

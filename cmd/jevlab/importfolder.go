@@ -145,7 +145,11 @@ func (a *app) storeImportedRuns(ctx context.Context, set *questionset.Set, f *fo
 	if err != nil {
 		return nil, usageErr(fmt.Errorf("%w (choose another with --db or $JEVLAB_DB)", err))
 	}
-	dataPath := set.Resolve(set.Dataset)
+	np, err := set.DatasetPath(a.allowPaths)
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	dataPath := np.Path
 	items, err := dataset.Load(dataPath, dataset.Options{}.ForSet(set), set)
 	if err != nil {
 		return nil, fmt.Errorf("imported dataset does not load back: %w", err)

@@ -58,7 +58,7 @@ Exit status: 2 when there are errors; 0 with warnings only, or 1 with
 }
 
 func (a *app) lint(cmd *cobra.Command, path string, o lintOptions) error {
-	opts := lint.Options{Data: o.data, NoData: o.noData, SetLimits: a.setLimits()}
+	opts := lint.Options{Data: o.data, NoData: o.noData, SetLimits: a.setLimits(), AllowPaths: a.allowPaths}
 	dopt, err := flagDataOptions(o.idField, o.stateField, o.stateFields, o.labels)
 	if err != nil {
 		return usageErr(err)

@@ -158,7 +158,10 @@ func TestScreensMatchCommands(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ds := workbench.DatasetFor(set, "", dataset.Options{}.ForSet(set))
+			ds, err := workbench.DatasetFor(set, "", dataset.Options{}.ForSet(set), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
 			items, err := workbench.LoadItems(context.Background(), set, ds)
 			if err != nil {
 				t.Fatal(err)

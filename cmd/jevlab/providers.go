@@ -107,6 +107,9 @@ func (a *app) db() (*store.DB, error) {
 // ignored.
 // The cache's load warnings (torn or invalid lines) go to stderr.
 func (a *app) provider(ctx context.Context, set *questionset.Set) (provider.Provider, Mode, error) {
+	if a.offline && a.fresh {
+		return nil, "", usageErr(errors.New("--fresh skips recorded answers and --offline forbids calling out, so nothing could answer; drop one of them"))
+	}
 	var files []string
 	seen := map[string]bool{}
 	add := func(p string) {
@@ -119,18 +122,37 @@ func (a *app) provider(ctx context.Context, set *questionset.Set) (provider.Prov
 			files = append(files, p)
 		}
 	}
+	// The record target is one the user chose: --record, else the first
+	// --fixtures, else the first of the set's fixtures that lies inside
+	// its folder. A set's fixture allowed only through --allow-path is
+	// read, never appended to.
+	record := a.record
+	if record != "" {
+		add(record)
+	}
 	for _, f := range a.fixtures {
 		add(f)
 	}
+	if record == "" && len(a.fixtures) > 0 {
+		record = a.fixtures[0]
+	}
+	var readOnly []string
 	if set != nil && set.Path != "" {
-		for _, f := range set.Fixtures {
-			add(set.Resolve(f))
+		named, err := set.FixturePaths(a.allowPaths)
+		if err != nil {
+			return nil, "", usageErr(err)
+		}
+		for _, np := range named {
+			add(np.Path)
+			switch {
+			case record == "" && np.Inside:
+				record = np.Path
+			case !np.Inside:
+				readOnly = append(readOnly, np.Path)
+			}
 		}
 	}
 
-	if a.offline && a.fresh {
-		return nil, "", usageErr(errors.New("--fresh skips recorded answers and --offline forbids calling out, so nothing could answer; drop one of them"))
-	}
 	hint := fmt.Sprintf("run again without --offline (with %s set) to record them", a.keyEnv)
 	var upstream provider.Provider
 	mode := ModeOffline
@@ -174,8 +196,11 @@ func (a *app) provider(ctx context.Context, set *questionset.Set) (provider.Prov
 		// against jevlab serve) must never answer for the real server.
 		cfg.AcceptStored = func(m string) bool { return !strings.HasPrefix(m, standInModelPrefix) }
 	}
-	if upstream != nil && len(files) > 0 {
-		cfg.RecordTo = files[0]
+	if upstream != nil {
+		cfg.RecordTo = record
+		if record == "" && len(readOnly) > 0 {
+			fmt.Fprintf(a.stderr, "jevlab: note: new answers are not appended to %s (outside the set's folder); name a file with --record to keep them there\n", readOnly[0])
+		}
 	}
 	cache, err := fixtures.NewCache(cfg)
 	if err != nil {

@@ -48,7 +48,11 @@ func (a *app) workbench(cmd *cobra.Command, args []string) error {
 			a.stderr = saved
 			return p, string(mode), strings.TrimSpace(strings.TrimPrefix(buf.String(), "jevlab: ")), err
 		}
-		ds = workbench.DatasetFor(set, "", a.dataOptions(dataset.Options{}).ForSet(set))
+		dsrc, err := workbench.DatasetFor(set, "", a.dataOptions(dataset.Options{}).ForSet(set), a.allowPaths)
+		if err != nil {
+			return usageErr(err)
+		}
+		ds = dsrc
 		opt.RunOnStart = true // answers come from the cache first; a miss is asked live only with a key
 	} else {
 		set, err := examples.DefaultSet()

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -44,14 +45,20 @@ func (rd *reader) csv(br *bufio.Reader, comma rune) error {
 	for i, h := range header {
 		h = strings.TrimSpace(h)
 		if _, dup := col[h]; dup {
-			return rd.fail(&Error{Line: 1, Msg: fmt.Sprintf("duplicate column %q in the header", h)})
+			// Column names are quoted only once the header is known to be
+			// a dataset's (an id and a state column): a file that is not
+			// a dataset (a .env, a key file) must not be echoed.
+			if rd.looksLikeHeader(header) {
+				return rd.fail(&Error{Line: 1, Msg: fmt.Sprintf("duplicate column %q in the header", h)})
+			}
+			return rd.fail(&Error{Line: 1, Msg: fmt.Sprintf("column %d repeats an earlier column's name; this does not look like a CSV dataset (want a header row with %q and %q columns)", i+1, rd.opt.idField(), rd.opt.stateField())})
 		}
 		col[h] = i
 	}
-	columns := strings.Join(header, ", ")
+	columns := rd.describeColumns(header)
 	idCol, ok := col[rd.opt.idField()]
 	if !ok {
-		return rd.fail(&Error{Line: 1, Msg: fmt.Sprintf("no %q column; name the id column with --id-field (columns: %s)", rd.opt.idField(), columns)})
+		return rd.fail(&Error{Line: 1, Msg: fmt.Sprintf("no %q column; name the id column with --id-field (%s)", rd.opt.idField(), columns)})
 	}
 	stCol := -1
 	var stCols []int // --state-fields: the columns combined into an object state
@@ -60,14 +67,14 @@ func (rd *reader) csv(br *bufio.Reader, comma rune) error {
 			_, ref := stateKey(e)
 			i, ok := col[ref]
 			if !ok {
-				return rd.fail(&Error{Line: 1, Msg: fmt.Sprintf("no %q column for the state fields; CSV columns are flat, name them as in the header (columns: %s)", ref, columns)})
+				return rd.fail(&Error{Line: 1, Msg: fmt.Sprintf("no %q column for the state fields; CSV columns are flat, name them as in the header (%s)", ref, columns)})
 			}
 			stCols = append(stCols, i)
 		}
 	} else {
 		i, ok := col[rd.opt.stateField()]
 		if !ok {
-			return rd.fail(&Error{Line: 1, Msg: fmt.Sprintf("no %q column; name the state column with %s (columns: %s)", rd.opt.stateField(), rd.flagHint("--state-field"), columns)})
+			return rd.fail(&Error{Line: 1, Msg: fmt.Sprintf("no %q column; name the state column with %s (%s)", rd.opt.stateField(), rd.flagHint("--state-field"), columns)})
 		}
 		stCol = i
 	}
@@ -80,7 +87,7 @@ func (rd *reader) csv(br *bufio.Reader, comma rune) error {
 		f := rd.opt.LabelFields[q]
 		i, ok := col[f]
 		if !ok {
-			return rd.fail(&Error{Line: 1, Msg: fmt.Sprintf("--label %s=%s: no %q column (columns: %s)", q, f, f, columns)})
+			return rd.fail(&Error{Line: 1, Msg: fmt.Sprintf("--label %s=%s: no %q column (%s)", q, f, f, columns)})
 		}
 		labels = append(labels, labelCol{q, i})
 	}
@@ -180,6 +187,40 @@ func textJSON(cell string) json.RawMessage {
 		return nil
 	}
 	return provider.String(cell)
+}
+
+// headerWord is a column name that reads as one: a short identifier.
+var headerWord = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_ .-]{0,63}$`)
+
+// looksLikeHeader reports whether header is a dataset's header row: it has
+// the id column (or the state column) and every name reads as a column
+// name. Only then are its names quoted in messages.
+func (rd *reader) looksLikeHeader(header []string) bool {
+	has := false
+	for _, h := range header {
+		h = strings.TrimSpace(h)
+		if !headerWord.MatchString(h) {
+			return false
+		}
+		if h == rd.opt.idField() || h == rd.opt.stateField() {
+			has = true
+		}
+	}
+	return has
+}
+
+// describeColumns names the header's columns for a message when the row
+// reads as a dataset header, and otherwise only counts them: the first
+// line of a file that is not a dataset (an .env with a secret) is never
+// echoed.
+func (rd *reader) describeColumns(header []string) string {
+	if rd.looksLikeHeader(header) {
+		return "columns: " + strings.Join(header, ", ")
+	}
+	if len(header) == 1 {
+		return "the first line is not a header row with id and state columns; is this a CSV dataset?"
+	}
+	return fmt.Sprintf("the first line has %d fields, none named %q or %q; is this a CSV dataset?", len(header), rd.opt.idField(), rd.opt.stateField())
 }
 
 // recordEnd is the line the record just read ends on.

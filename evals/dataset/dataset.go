@@ -18,6 +18,7 @@ import (
 	"hash/maphash"
 	"io"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -313,6 +314,16 @@ func readError(name string, err error) error {
 	return fmt.Errorf("read dataset %s: %w", name, err)
 }
 
+// quotedChar is the character encoding/json quotes in a syntax error
+// ("invalid character 'A' looking for …").
+var quotedChar = regexp.MustCompile(`(?:invalid )?character '(?:\\.|[^'])*'`)
+
+// jsonMessage is a JSON decoding error without the content it quotes: a
+// file that does not parse is never echoed, not even one character of it.
+func jsonMessage(err error) string {
+	return quotedChar.ReplaceAllString(err.Error(), "unexpected character")
+}
+
 // stopError carries an error from the caller's fn out of the readers.
 type stopError struct{ err error }
 
@@ -462,7 +473,7 @@ func (rd *reader) jsonlLine(data []byte, line int) error {
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(trimmed, &fields); err != nil {
-		msg := "invalid JSON: " + err.Error()
+		msg := "invalid JSON: " + jsonMessage(err)
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) || (trimmed[0] != '{' && json.Valid(trimmed)) {
 			msg = "each line must be a JSON object like {\"id\": …, \"state\": …, \"labels\": {…}}"

@@ -218,7 +218,11 @@ func TestLoadExamples(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		items, err := Load(set.Resolve(set.Dataset), Options{}, set)
+		np, err := set.DatasetPath(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		items, err := Load(np.Path, Options{}, set)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -152,7 +152,11 @@ func TestSetMapping(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	items, err := Load(set.Resolve(set.Dataset), Options{}.ForSet(set), set)
+	np, err := set.DatasetPath(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, err := Load(np.Path, Options{}.ForSet(set), set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +180,7 @@ func TestSetMapping(t *testing.T) {
 	}
 	// A value missing from the values map is an error with its line.
 	write("cases.jsonl", `{"id": "x", "state": {"message": "m"}, "expect": {"urgency": "extreme"}}`+"\n")
-	_, err = Load(set.Resolve(set.Dataset), Options{}.ForSet(set), set)
+	_, err = Load(np.Path, Options{}.ForSet(set), set)
 	if err == nil || !strings.Contains(err.Error(), `cases.jsonl:1: item "x": question "urgency": value "extreme" is not in the dataset mapping's values for this question (high, low, normal, unknown)`) {
 		t.Errorf("err = %v", err)
 	}

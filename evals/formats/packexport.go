@@ -118,7 +118,13 @@ func ExportPack(set *questionset.Set, dir string) (map[string][]byte, []string, 
 	if set.Dataset == "" {
 		return nil, nil, fmt.Errorf("the set names no dataset; a pack needs its cases")
 	}
-	items, err := dataset.Load(set.Resolve(set.Dataset), dataset.Options{}.ForSet(set), set)
+	// A pack goes to other people: it carries only files inside the set's
+	// folder (a set cannot make export copy a file from elsewhere).
+	dpath, err := set.DatasetPath(nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	items, err := dataset.Load(dpath.Path, dataset.Options{}.ForSet(set), set)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -172,7 +178,11 @@ func ExportPack(set *questionset.Set, dir string) (map[string][]byte, []string, 
 	files := map[string][]byte{"cases.jsonl": cases.Bytes()}
 	tested := ""
 	if len(set.Fixtures) > 0 {
-		preds, models, n, err := predictionsFrom(set.Resolve(set.Fixtures[0]), byState)
+		fx, err := set.FixturePaths(nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		preds, models, n, err := predictionsFrom(fx[0].Path, byState)
 		if err != nil {
 			return nil, nil, err
 		}

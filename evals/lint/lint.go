@@ -51,6 +51,9 @@ const (
 	// state seen, the serialized request exceeds the client's size ceiling
 	// (provider.DefaultMaxRequestBytes).
 	IDLimits = "limits"
+	// IDPath is a dataset: or fixtures: path that leaves the set's folder
+	// (absolute, "..", or a symlink pointing out) without --allow-path.
+	IDPath = "path"
 )
 
 // Finding ids for warnings (stable: scripts may filter on them).
@@ -133,6 +136,9 @@ type Options struct {
 	NoData bool
 	// DataOptions maps the dataset's fields (see dataset.Options).
 	DataOptions dataset.Options
+	// AllowPaths are roots besides the set's folder that its dataset: and
+	// fixtures: may name (--allow-path).
+	AllowPaths []string
 	// SetLimits bound reading the set file (size cap, regular files only).
 	SetLimits questionset.Limits
 	// MaxRequestTokens and MaxStateQuestionTokens are the token budgets
@@ -172,8 +178,17 @@ func LintFile(path string, opts Options) ([]Finding, error) {
 	c.observe("", set.State)
 	dpath, dopt := opts.Data, opts.DataOptions
 	if dpath == "" && set.Dataset != "" {
-		dpath = set.Resolve(set.Dataset)
+		np, err := set.DatasetPath(opts.AllowPaths)
+		if err != nil {
+			// Refused, never read (nor quoted): a located finding.
+			c.pathFindings(path, err)
+			opts.NoData = true
+		}
+		dpath = np.Path
 		dopt = dopt.ForSet(set) // the set's dataset: mapping
+	}
+	if _, err := set.FixturePaths(opts.AllowPaths); err != nil {
+		c.pathFindings(path, err)
 	}
 	if dpath != "" && !opts.NoData {
 		// Labels are resolved against the set as it is now, by text: a
@@ -262,6 +277,26 @@ func setErrors(file string, err error) []Finding {
 		return out
 	}
 	return []Finding{{ID: IDSchema, Severity: SeverityError, File: file, Message: err.Error()}}
+}
+
+// pathFindings reports dataset: and fixtures: paths that leave the set's
+// folder.
+func (c *checker) pathFindings(file string, err error) {
+	var list questionset.ErrorList
+	var one *questionset.Error
+	switch {
+	case errors.As(err, &list):
+	case errors.As(err, &one):
+		list = questionset.ErrorList{one}
+	default:
+		c.findings = append(c.findings, Finding{ID: IDPath, Severity: SeverityError, File: file, Message: err.Error()})
+		return
+	}
+	for _, e := range list {
+		c.findings = append(c.findings, Finding{ID: IDPath, Severity: SeverityError, File: file, Line: e.Line, Col: e.Col,
+			Message: e.Field + ": " + e.Msg,
+			Fix:     "move the file into the set's folder, or run with --allow-path DIR if you trust this set"})
+	}
 }
 
 func (c *checker) datasetErrors(path string, err error) {

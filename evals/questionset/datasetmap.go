@@ -62,6 +62,7 @@ func (p *parser) datasetMapping(s *Set, n *yaml.Node) {
 		switch kv.key {
 		case "path":
 			s.Dataset = p.text(kv.value, "", f)
+			s.datasetAt = [2]int{deref(kv.value).Line, deref(kv.value).Column}
 		case "id":
 			m.ID = p.text(kv.value, "", f)
 		case "state":

@@ -87,7 +87,7 @@ var malformedSets = []struct{ name, file, in, want string }{
 	{"infinity", "s.yaml", "questions:\n  a:\n    type: choice\n    criteria: {x: .inf, y: null}\n", "s.yaml:4:19: question \"a\": criteria.x: number .inf cannot be represented in JSON (no infinities or NaN)"},
 	{"empty id", "s.yaml", "questions:\n  \"\": {type: noul}\n", "s.yaml:2:3: questions: a question id must not be empty"},
 	{"custom tag", "s.yaml", "questions:\n  a:\n    type: noul\n    instructions: !foo bar\n", "s.yaml:4:19: question \"a\": instructions: unsupported tag !foo; use plain JSON-compatible values"},
-	{"json syntax", "s.json", "{\"questions\": {\"a\": {\"type\": \"noul\",}}}", "s.json:1:37: invalid JSON: invalid character '}' looking for beginning of object key string"},
+	{"json syntax", "s.json", "{\"questions\": {\"a\": {\"type\": \"noul\",}}}", "s.json:1:37: invalid JSON: unexpected character looking for beginning of object key string"},
 	{"json trailing", "s.json", "{\"questions\": {\"a\": {\"type\": \"noul\"}}} x", "s.json:1:40: unexpected data after the JSON value"},
 	{"json truncated", "s.json", "{\"questions\": {\"a\": {\"type\": \"noul\"}", "s.json:1:37: invalid JSON: unexpected end of JSON"},
 	{"json wire extra field", "s.json", "{\"model\": \"jev-latest\", \"state\": \"x\", \"questions\": {\"a\": {\"type\": \"noul\"}}, \"temperature\": 0}", "s.json:1:77: temperature: unknown field; a question set has name, model, state, questions, dataset, fixtures and gates"},

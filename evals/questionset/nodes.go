@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -512,7 +513,17 @@ func jsonSyntaxError(data []byte, dec *json.Decoder, err error) error {
 		err = errors.New("unexpected end of JSON")
 	}
 	line, col := position(data, off)
-	return &Error{Line: line, Col: col, Msg: "invalid JSON: " + err.Error()}
+	return &Error{Line: line, Col: col, Msg: "invalid JSON: " + jsonMessage(err)}
+}
+
+// quotedChar is the character encoding/json quotes in a syntax error
+// ("invalid character 'A' looking for …").
+var quotedChar = regexp.MustCompile(`(?:invalid )?character '(?:\\.|[^'])*'`)
+
+// jsonMessage is a JSON decoding error without the content it quotes: a
+// file that does not parse is never echoed, not even one character of it.
+func jsonMessage(err error) string {
+	return quotedChar.ReplaceAllString(err.Error(), "unexpected character")
 }
 
 // needsDoubleQuotes reports whether the YAML encoder's own choice for s (a

@@ -199,6 +199,7 @@ func (p *parser) parse(data []byte) *Set {
 				p.datasetMapping(s, deref(kv.value))
 			} else {
 				s.Dataset = p.text(kv.value, "", "dataset")
+				s.datasetAt = [2]int{deref(kv.value).Line, deref(kv.value).Column}
 			}
 		case "fixtures":
 			p.fixtures(s, kv.value)
@@ -470,6 +471,7 @@ func (p *parser) fixtures(s *Set, n *yaml.Node) {
 		}
 		if f := p.text(d, "", "fixtures"); f != "" {
 			s.Fixtures = []string{f}
+			s.fixturesAt = [][2]int{{d.Line, d.Column}}
 			s.fixScal = true
 		}
 	case yaml.SequenceNode:
@@ -480,6 +482,7 @@ func (p *parser) fixtures(s *Set, n *yaml.Node) {
 			}
 			if f != "" {
 				s.Fixtures = append(s.Fixtures, f)
+				s.fixturesAt = append(s.fixturesAt, [2]int{deref(e).Line, deref(e).Column})
 			}
 		}
 	default:

@@ -17,12 +17,14 @@ package questionset
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/jevlab/jevlab/internal/inputfile"
+	"github.com/jevlab/jevlab/internal/pathguard"
 	"github.com/jevlab/jevlab/internal/srcpos"
 	"github.com/jevlab/jevlab/provider"
 	yaml "go.yaml.in/yaml/v3"
@@ -59,7 +61,10 @@ type Set struct {
 	snapshot []byte     // canonical JSON of the set when orig was current
 	isJSON   bool       // the file is JSON: save as JSON
 	fixScal  bool       // fixtures was written as one string, not a list
-	bare     bool       // the file is a bare question map (no set fields)
+
+	datasetAt  [2]int   // line, column of dataset: (0, 0 when unknown)
+	fixturesAt [][2]int // line, column of each fixtures entry
+	bare       bool     // the file is a bare question map (no set fields)
 }
 
 // Settings are caller-side settings of one question. They are never sent
@@ -240,13 +245,96 @@ func (s *Set) GateFor(id string) Gate {
 	return g
 }
 
-// Resolve returns p relative to the directory of the set's file (p itself
-// when absolute or when the set has no file).
-func (s *Set) Resolve(p string) string {
-	if p == "" || filepath.IsAbs(p) || s.Path == "" {
+// NamedPath is a path the set names (dataset:, fixtures:) resolved against
+// the set's folder.
+type NamedPath struct {
+	// Field is "dataset" or "fixtures".
+	Field string
+	// Written is the path as the file writes it.
+	Written string
+	// Path is the path to open (relative to the working directory or
+	// absolute).
+	Path string
+	// Inside says the path resolves inside the set's folder (symlinks
+	// followed). Only such a fixture file is recorded to by default.
+	Inside bool
+	// Line and Col locate the path in the file (0 when unknown).
+	Line, Col int
+}
+
+// DatasetPath resolves the set's dataset: within its folder or one of
+// the allowed roots (--allow-path). It returns "" for a set without one,
+// and a located *Error naming --allow-path for a path that leaves.
+func (s *Set) DatasetPath(allow []string) (NamedPath, error) {
+	if s.Dataset == "" {
+		return NamedPath{}, nil
+	}
+	return s.namedPath("dataset", s.Dataset, s.datasetAt, allow)
+}
+
+// FixturePaths resolves the set's fixtures: like DatasetPath, one per
+// entry; the error lists every entry that leaves.
+func (s *Set) FixturePaths(allow []string) ([]NamedPath, error) {
+	var out []NamedPath
+	var errs ErrorList
+	for i, f := range s.Fixtures {
+		var at [2]int
+		if i < len(s.fixturesAt) {
+			at = s.fixturesAt[i]
+		}
+		np, err := s.namedPath("fixtures", f, at, allow)
+		if err != nil {
+			var e *Error
+			if errors.As(err, &e) {
+				errs = append(errs, e)
+				continue
+			}
+			return nil, err
+		}
+		out = append(out, np)
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return out, nil
+}
+
+func (s *Set) namedPath(field, p string, at [2]int, allow []string) (NamedPath, error) {
+	np := NamedPath{Field: field, Written: p, Path: p, Line: at[0], Col: at[1]}
+	if s.Path == "" {
+		// An embedded or new set names paths in its own file system.
+		np.Inside = !filepath.IsAbs(p) && filepath.IsLocal(p)
+		return np, nil
+	}
+	dir := filepath.Dir(s.Path)
+	r, err := pathguard.Resolve(dir, p, allow)
+	if err != nil {
+		return np, fmt.Errorf("%s: %s %q: %w", s.Path, field, p, err)
+	}
+	np.Path, np.Inside = r.Path, r.Inside
+	if !r.Allowed() {
+		var how string
+		switch {
+		case filepath.IsAbs(p):
+			how = "is an absolute path outside the question set's folder"
+		case !filepath.IsLocal(p):
+			how = "climbs out of the question set's folder"
+		default:
+			how = "leads out of the question set's folder through a symlink"
+		}
+		return np, &Error{File: s.Path, Line: at[0], Col: at[1], Field: field,
+			Msg: fmt.Sprintf("%q %s (%s); a set may name only files inside its folder. If you trust this set, allow the folder with --allow-path %s",
+				p, how, dir, shellWord(filepath.Dir(r.Path)))}
+	}
+	return np, nil
+}
+
+// shellWord quotes p for a command line when it needs it.
+func shellWord(p string) string {
+	if p != "" && !strings.ContainsAny(p, " \t\n'\"\\$`*?[]{}()<>|&;#~!") {
 		return p
 	}
-	return filepath.Join(filepath.Dir(s.Path), p)
+	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
 }
 
 // Validate checks the set as it is now (after edits) with the provider's

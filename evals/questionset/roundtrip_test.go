@@ -233,8 +233,8 @@ gates:
 	if c, ok := s.MinConfidence("levels"); !ok || c != 0.25 {
 		t.Errorf("min_confidence %v %v", c, ok)
 	}
-	if s.Resolve(s.Dataset) != filepath.Join(dir, "data/items.csv") || len(s.Fixtures) != 1 {
-		t.Errorf("resolve %q fixtures %v", s.Resolve(s.Dataset), s.Fixtures)
+	if np, err := s.DatasetPath(nil); err != nil || np.Path != filepath.Join(dir, "data/items.csv") || !np.Inside || len(s.Fixtures) != 1 {
+		t.Errorf("resolve %+v %v fixtures %v", np, err, s.Fixtures)
 	}
 	if g := s.GateFor("levels"); *g.MinAccuracy != 0.8 || *g.MaxECE != 0.1 || *g.MinWithinOne != 0.9 {
 		t.Errorf("gate %+v", g)

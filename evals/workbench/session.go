@@ -56,16 +56,22 @@ func NewSession(set *questionset.Set, ds DatasetSource, tmpl *RunTemplate) *Sess
 
 // DatasetFor is the dataset a set names, resolved against the set's folder,
 // with opt's field mapping; override (a --data flag) wins. Path is "" when
-// there is none.
-func DatasetFor(set *questionset.Set, override string, opt dataset.Options) DatasetSource {
+// there is none. The set's own dataset: must stay inside its folder or
+// one of the allowed roots (--allow-path); otherwise the error is located
+// and names the flag (questionset.Set.DatasetPath).
+func DatasetFor(set *questionset.Set, override string, opt dataset.Options, allow []string) (DatasetSource, error) {
 	ds := DatasetSource{Options: opt}
 	switch {
 	case override != "":
 		ds.Path = override
 	case set.Dataset != "":
-		ds.Path = set.Resolve(set.Dataset)
+		np, err := set.DatasetPath(allow)
+		if err != nil {
+			return ds, err
+		}
+		ds.Path = np.Path
 	}
-	return ds
+	return ds, nil
 }
 
 // LoadItems reads every item of the dataset with its labels kept as text:

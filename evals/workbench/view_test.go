@@ -32,7 +32,11 @@ func twoRuns(t *testing.T) (*store.DB, *Session) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	s := NewSession(set, DatasetFor(set, "", dataset.Options{}), nil)
+	ds, err := DatasetFor(set, "", dataset.Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewSession(set, ds, nil)
 	items, err := LoadItems(context.Background(), set, s.Dataset)
 	if err != nil {
 		t.Fatal(err)

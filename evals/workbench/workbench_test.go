@@ -272,7 +272,11 @@ func TestSaveRenamesRewritesTheDataset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewSession(set, DatasetFor(set, "", dataset.Options{}), nil)
+	ds, err := DatasetFor(set, "", dataset.Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewSession(set, ds, nil)
 	ctx := context.Background()
 	items, err := LoadItems(ctx, set, s.Dataset)
 	if err != nil {
