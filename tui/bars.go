@@ -3,12 +3,12 @@ package tui
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/jevlab/jevlab/evals/workbench"
 	"github.com/jevlab/jevlab/internal/bars"
 	"github.com/jevlab/jevlab/internal/termsafe"
 	"github.com/jevlab/jevlab/provider"
@@ -31,6 +31,35 @@ func fit(s string, w int) string {
 	return s
 }
 
+// midFit cuts plain text s to w cells by replacing its middle with an
+// ellipsis, then pads it to w: labels sharing a long prefix stay
+// distinguishable ("balance_n…_update" and "balance_n…_delay", never
+// "balance_not_update…" twice).
+func midFit(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if ansi.StringWidth(s) > w {
+		r := []rune(s)
+		tail := (w - 1) / 2
+		head := w - 1 - tail
+		for head > 0 && ansi.StringWidth(string(r[:head]))+1+ansi.StringWidth(string(r[len(r)-tail:])) > w {
+			if head > tail {
+				head--
+			} else if tail > 0 {
+				tail--
+			} else {
+				head--
+			}
+		}
+		s = string(r[:head]) + "…" + string(r[len(r)-tail:])
+	}
+	if pad := w - ansi.StringWidth(s); pad > 0 {
+		s += strings.Repeat(" ", pad)
+	}
+	return s
+}
+
 // chartInput is what one question's chart is drawn from.
 type chartInput struct {
 	ID        string
@@ -44,155 +73,115 @@ type chartInput struct {
 	Threshold float64            // noul caller threshold
 	True      int                // true label index, -1 when unknown
 	Width     int
+	Expand    bool // show the options folded under 0.005 one by one
 }
 
-// renderChart draws one question's answer as lines of exactly Width cells
-// (or fewer): the work done once when an answer arrives, so View only joins
-// the visible lines.
+// renderChart draws one question's answer as lines of at most Width cells
+// from the workbench's AnswerView (the decision, markers, confidence and
+// top prob, folding): the work done once when an answer arrives, so View
+// only joins the visible lines.
 func renderChart(in chartInput, st *Styles) []string {
-	w := in.Width
-	if w < 20 {
-		w = 20
-	}
+	w := max(in.Width, 20)
 	var out []string
-	title := fmt.Sprintf("%s · %s", termsafe.String(in.ID), in.Q.Type) // ids and labels come from the file: escaped
-	if in.Cur != nil {
-		switch in.Q.Type {
-		case provider.Choice:
-			title += " → " + in.Cur.Choice
-		case provider.Score:
-			title += fmt.Sprintf(" → E[level]=%.2f", in.Cur.Score)
-		case provider.Noul:
-			dec := "false"
-			if in.Cur.P >= in.Threshold {
-				dec = "true"
-			}
-			title += fmt.Sprintf(" → %s (P=%.3f)", dec, in.Cur.P)
-		}
-		if in.Cur.HasConfidence {
-			title += fmt.Sprintf("  conf %.3f", in.Cur.Confidence)
-		}
+	cur, curQ := in.Cur, in.CurQ
+	if cur != nil && cur.Type != in.Q.Type {
+		cur, curQ = nil, nil // answered as another type: nothing to draw
 	}
-	out = append(out, st.Header.Render(fit(title, w)))
-	if in.Cur != nil && in.Cur.Provenance.Source != "" {
-		pv := in.Cur.Provenance
-		src := string(pv.Source)
-		if pv.Origin != "" {
-			o := pv.Origin
-			if i := strings.LastIndexByte(o, '/'); i >= 0 {
-				o = o[i+1:] // the file, not where it lives
+	prev, prevQ := in.Prev, in.PrevQ
+	if prev != nil && (prev.Type != in.Q.Type || prevQ == nil) {
+		prev, prevQ = nil, nil
+	}
+	v := workbench.View(in.Q, cur, workbench.ViewOptions{Threshold: in.Threshold, True: in.True, Asked: curQ,
+		PrevAnswer: prev, PrevAsked: prevQ, NoFold: in.Expand})
+	// ids and labels come from the file: escaped.
+	out = append(out, st.Header.Render(fit(fmt.Sprintf("%s · %s", termsafe.String(in.ID), in.Q.Type), w)))
+	if cur != nil {
+		if h := v.Headline(); h != "" {
+			for _, l := range wrapText(termsafe.String(h), w, 3) {
+				out = append(out, st.Header.Render(fit(l, w)))
 			}
-			src += " " + o
 		}
-		if pv.Model != "" {
-			src += " · " + pv.Model
+		if v.Source != "" {
+			out = append(out, st.Faint.Render(fit("from "+termsafe.String(v.Source), w)))
 		}
-		out = append(out, st.Faint.Render(fit("from "+src, w)))
 	}
 	if in.Err != "" {
-		out = append(out, st.Bad.Render(fit("error: "+in.Err, w)))
+		for _, l := range wrapText("error: "+in.Err, w, 8) {
+			out = append(out, st.Bad.Render(fit(l, w)))
+		}
 	}
-	if in.Cur != nil && in.Cur.Type != in.Q.Type {
-		in.Cur, in.CurQ = nil, nil
-	}
-	if in.Prev != nil && (in.Prev.Type != in.Q.Type || in.PrevQ == nil) {
-		in.Prev, in.PrevQ = nil, nil
-	}
-	if in.Stale {
+	if in.Stale && cur != nil {
 		out = append(out, st.Warn.Render(fit("edited since this answer — press r to re-run", w)))
 	}
-	if in.Cur == nil {
+	if cur == nil {
 		if in.Err == "" {
 			out = append(out, st.Muted.Render(fit("not run yet — press r to run", w)))
 		}
 		return out
 	}
-	switch in.Q.Type {
-	case provider.Choice:
-		out = append(out, choiceLines(in, w, st)...)
+	labels := make([]string, len(v.Rows))
+	maxLabel := 0
+	for i, r := range v.Rows {
+		labels[i] = termsafe.String(r.Label)
+		maxLabel = max(maxLabel, ansi.StringWidth(labels[i]))
+	}
+	if v.Type == provider.Noul {
+		maxLabel = max(maxLabel, len("threshold"))
+	}
+	labelW, barW := rowLayout(w, maxLabel)
+	for i, r := range v.Rows {
+		style := st.Bar
+		switch {
+		case r.True:
+			style = st.BarTrue
+		case r.Chosen:
+			style = st.BarChosen
+		}
+		row := valueRow(r.Marker(v.LabelKnown), labels[i], r.P, labelW, barW, style, st)
+		if prev != nil {
+			out = append(out, withDelta(row, r.Prev, r.P, st), ghostRow(r.Prev, labelW, barW, st))
+		} else {
+			out = append(out, row)
+		}
+	}
+	if f := v.Folded; f != nil {
+		out = append(out, st.Faint.Render(fit(fmt.Sprintf("  … %d more options under %s (largest %s) — o shows them", len(f.Rows), workbench.Prob(workbench.FoldBelow), workbench.Prob(f.Max)), w)))
+	} else if in.Expand && in.Q.Type == provider.Choice && len(in.Q.Options) >= workbench.FoldMinOptions {
+		out = append(out, st.Faint.Render(fit("  o folds the options under "+workbench.Prob(workbench.FoldBelow)+" again", w)))
+	}
+	switch v.Type {
 	case provider.Score:
-		out = append(out, scoreLines(in, w, st)...)
+		if n := v.Levels; n >= 2 {
+			// The expected-level axis: ◆ where the expected score lies
+			// between the lowest and the highest level.
+			axis := []rune(strings.Repeat("─", barW))
+			pos := func(s float64) int {
+				return max(0, min(barW-1, int(math.Round(s/float64(n-1)*float64(barW-1)))))
+			}
+			if prev != nil {
+				axis[pos(prev.Score)] = '◇'
+			}
+			axis[pos(v.Expected)] = '◆'
+			out = append(out, "  "+fit(fmt.Sprintf("E=%.2f", v.Expected), labelW)+" "+st.BarChosen.Render(string(axis))+fmt.Sprintf(" 0..%d", n-1))
+		}
 	case provider.Noul:
-		out = append(out, noulLines(in, w, st)...)
+		x := int(math.Round(v.Threshold * float64(barW*8)))
+		x = max(0, min(barW-1, x/8))
+		tick := strings.Repeat(" ", x) + "▲"
+		out = append(out, "  "+fit("threshold", labelW)+" "+st.Warn.Render(fit(tick, barW))+fmt.Sprintf(" %6.3f", v.Threshold))
 	}
 	return out
 }
 
-// probOf returns a's probability for outcome i of the displayed question q,
-// where a answered the question as asked: choice options are matched by
-// label (so reordering or adding options keeps each bar's value), score
-// levels by index. NaN when the outcome was not asked.
-func probOf(a *provider.Answer, asked, q *provider.Question, i int) float64 {
-	if a == nil || asked == nil {
-		return math.NaN()
-	}
-	j := i
-	if q.Type == provider.Choice {
-		if i >= len(q.Options) {
-			return math.NaN()
-		}
-		j = asked.OptionIndex(q.Options[i].Label)
-	}
-	if j < 0 || j >= len(a.Probs) {
-		return math.NaN()
-	}
-	return a.Probs[j]
-}
-
-// rowLayout splits a row into marker, label, bar and number columns.
+// rowLayout splits a row into marker, label, bar and number columns. The
+// label gets what it needs up to what leaves the bar a quarter of the row
+// (at least 10 cells), so long level text is not cut in a wide pane.
 func rowLayout(w, maxLabel int) (labelW, barW int) {
-	labelW = maxLabel
-	if labelW > w/3 {
-		labelW = w / 3
-	}
-	if labelW < 4 {
-		labelW = 4
-	}
-	barW = w - 2 - labelW - 1 - 1 - 6 - 7
-	if barW < 4 {
-		barW = 4
-	}
+	const fixed = 2 + 1 + 1 + 6 + 7 // marker, spaces, number, delta
+	minBar := max(10, w/4)
+	labelW = max(4, min(maxLabel, w-fixed-minBar))
+	barW = max(4, w-fixed-labelW)
 	return
-}
-
-func choiceLines(in chartInput, w int, st *Styles) []string {
-	q := in.Q
-	idx := make([]int, len(q.Options))
-	maxLabel := 0
-	for i := range idx {
-		idx[i] = i
-		if n := ansi.StringWidth(termsafe.String(q.Options[i].Label)); n > maxLabel {
-			maxLabel = n
-		}
-	}
-	cur := func(i int) float64 { return probOf(in.Cur, in.CurQ, q, i) }
-	prev := func(i int) float64 { return probOf(in.Prev, in.PrevQ, q, i) }
-	sort.SliceStable(idx, func(a, b int) bool {
-		return cur(idx[a]) > cur(idx[b]) || (math.IsNaN(cur(idx[b])) && !math.IsNaN(cur(idx[a])))
-	})
-	labelW, barW := rowLayout(w, maxLabel)
-	lines := make([]string, 0, len(idx)*2)
-	for _, i := range idx {
-		label := q.Options[i].Label
-		marker, style := "  ", st.Bar
-		if label == in.Cur.Choice {
-			marker, style = "▶ ", st.BarChosen
-		}
-		if i == in.True {
-			marker = "✓ "
-			if label == in.Cur.Choice {
-				marker = "✓▶"
-			}
-			style = st.BarTrue
-		}
-		row := valueRow(marker, termsafe.String(label), cur(i), labelW, barW, style, st)
-		if in.Prev != nil {
-			lines = append(lines, withDelta(row, prev(i), cur(i), st), ghostRow(prev(i), labelW, barW, st))
-		} else {
-			lines = append(lines, row)
-		}
-	}
-	return lines
 }
 
 // valueRow is "M label  ████▍     0.553".
@@ -201,7 +190,7 @@ func valueRow(marker, label string, p float64, labelW, barW int, bar lipgloss.St
 	if !math.IsNaN(p) {
 		num = fmt.Sprintf("%6.3f", p)
 	}
-	return marker + fit(label, labelW) + " " + bar.Render(Bar(p, barW)) + " " + num
+	return marker + midFit(label, labelW) + " " + bar.Render(Bar(p, barW)) + " " + num
 }
 
 // withDelta appends the change from prev to cur as a 7-cell column.
@@ -218,89 +207,11 @@ func withDelta(row string, prev, cur float64, st *Styles) string {
 	return row + st.Faint.Render("     ±0")
 }
 
-// ghostRow draws the previous probability faintly beneath the current one,
-// with the change.
+// ghostRow draws the previous probability faintly beneath the current one.
 func ghostRow(prev float64, labelW, barW int, st *Styles) string {
 	num := "     -"
 	if !math.IsNaN(prev) {
 		num = fmt.Sprintf("%6.3f", prev)
 	}
 	return "  " + st.Faint.Render(fit("  before", labelW)) + " " + st.Ghost.Render(Bar(prev, barW)) + " " + st.Faint.Render(num)
-}
-
-func scoreLines(in chartInput, w int, st *Styles) []string {
-	q := in.Q
-	legends := make([]string, len(q.Levels))
-	maxLabel := 0
-	for i, l := range q.Levels {
-		legends[i] = fmt.Sprintf("%d %s", i, termsafe.String(provider.Text(l)))
-		if n := ansi.StringWidth(legends[i]); n > maxLabel {
-			maxLabel = n
-		}
-	}
-	labelW, barW := rowLayout(w, maxLabel)
-	best := in.Cur.Decision(0.5)
-	cur := func(i int) float64 { return probOf(in.Cur, in.CurQ, q, i) }
-	prev := func(i int) float64 { return probOf(in.Prev, in.PrevQ, q, i) }
-	var lines []string
-	for i := range q.Levels {
-		marker, style := "  ", st.Bar
-		if i == best {
-			marker, style = "▶ ", st.BarChosen
-		}
-		if i == in.True {
-			marker, style = "✓ ", st.BarTrue
-			if i == best {
-				marker = "✓▶"
-			}
-		}
-		row := valueRow(marker, legends[i], cur(i), labelW, barW, style, st)
-		if in.Prev != nil {
-			lines = append(lines, withDelta(row, prev(i), cur(i), st), ghostRow(prev(i), labelW, barW, st))
-		} else {
-			lines = append(lines, row)
-		}
-	}
-	// The expected-level axis: ◆ where the expected score lies between the
-	// lowest and the highest level.
-	n := len(q.Levels)
-	if n >= 2 {
-		axis := []rune(strings.Repeat("─", barW))
-		pos := func(s float64) int {
-			x := int(math.Round(s / float64(n-1) * float64(barW-1)))
-			return max(0, min(barW-1, x))
-		}
-		if in.Prev != nil {
-			axis[pos(in.Prev.Score)] = '◇'
-		}
-		axis[pos(in.Cur.Score)] = '◆'
-		label := fmt.Sprintf("E=%.2f", in.Cur.Score)
-		lines = append(lines, "  "+fit(label, labelW)+" "+st.BarChosen.Render(string(axis))+fmt.Sprintf(" 0..%d", n-1))
-	}
-	return lines
-}
-
-func noulLines(in chartInput, w int, st *Styles) []string {
-	labelW, barW := rowLayout(w, len("threshold"))
-	style := st.Bar
-	if in.Cur.P >= in.Threshold {
-		style = st.BarChosen
-	}
-	marker := "  "
-	if in.True == 1 {
-		marker = "✓ "
-	} else if in.True == 0 {
-		marker = "✗ "
-	}
-	lines := []string{valueRow(marker, "P(true)", in.Cur.P, labelW, barW, style, st)}
-	if in.Prev != nil {
-		lines[0] = withDelta(lines[0], in.Prev.P, in.Cur.P, st)
-		lines = append(lines, ghostRow(in.Prev.P, labelW, barW, st))
-	}
-	t := in.Threshold
-	x := int(math.Round(t * float64(barW*8)))
-	x = max(0, min(barW-1, x/8))
-	tick := strings.Repeat(" ", x) + "▲"
-	lines = append(lines, "  "+fit("threshold", labelW)+" "+st.Warn.Render(fit(tick, barW))+fmt.Sprintf(" %6.3f", t))
-	return lines
 }

@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -50,11 +51,18 @@ type Options struct {
 	Mode string
 	// Model overrides the set's requested model when not empty.
 	Model string
-	// SaveNew saves a set that came from no file (the shipped example) and
-	// returns where; SaveNewDesc says where, for the quit prompt. nil: the
-	// set's name as a YAML file in the working directory.
-	SaveNew     func(data []byte) (path string, err error)
+	// SaveNew saves a set that came from no file (the shipped example)
+	// into folder dir (asked of the user, SaveNewDir by default) and
+	// returns the set's path and the dataset as saved there (so its labels
+	// can be rewritten); SaveNewDesc says what is saved, for the prompts.
+	// nil: the set's name as a YAML file in the working directory.
+	SaveNew     func(dir string, data []byte) (path string, ds workbench.DatasetSource, err error)
+	SaveNewDir  string
 	SaveNewDesc string
+	// StandIn starts the in-process stand-in for this session in front of
+	// the provider as it is (nil: offline misses stay misses). It is
+	// offered, as one key, when a run misses.
+	StandIn func(primary provider.Provider) (provider.Provider, error)
 	// RunOnStart asks the working state once at start (free when answers
 	// are cached or replayed).
 	RunOnStart bool
@@ -95,6 +103,14 @@ func Run(ctx context.Context, opt Options) error {
 		popts = append(popts, tea.WithOutput(opt.Output))
 	}
 	_, err = tea.NewProgram(m, popts...).Run()
+	if f := m.design.farewell(); f != "" && err == nil {
+		// After the screen is gone: how to reopen what was saved.
+		var out io.Writer = os.Stdout
+		if opt.Output != nil {
+			out = opt.Output
+		}
+		fmt.Fprintln(out, f)
+	}
 	if err != nil && ctx.Err() != nil {
 		return nil
 	}
@@ -337,7 +353,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			switch {
 			case key.Matches(msg, k.Yes):
 				m.confirmQuit, m.quitting = false, true
-				return m, m.design.save()
+				return m, m.save()
 			case msg.String() == "n" || msg.String() == "N":
 				return m, tea.Quit
 			case key.Matches(msg, k.Back), msg.String() == "c":
@@ -358,7 +374,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if key.Matches(msg, k.Save) && m.active == screenDesign && m.design.capturing() {
 			// ctrl+s inside an editor applies the edit, then saves.
 			if m.design.commitOpen() {
-				return m, m.design.save()
+				return m, m.save()
 			}
 			return m, nil
 		}
@@ -370,7 +386,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				m.showHelp = true
 				return m, nil
 			case key.Matches(msg, k.Save):
-				return m, m.design.save()
+				return m, m.save()
 			case key.Matches(msg, k.Design):
 				m.switchTo(screenDesign)
 				return m, nil

@@ -1,0 +1,189 @@
+package tui
+
+import (
+	"bytes"
+	"fmt"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/jevlab/jevlab/evals/workbench"
+	"github.com/jevlab/jevlab/internal/termsafe"
+	"github.com/jevlab/jevlab/provider"
+)
+
+// qAnswer is what the answer pane knows about one question's answers.
+type qAnswer struct {
+	cur   *provider.Answer
+	curQ  *provider.Question // question as cur was asked
+	prev  *provider.Answer   // ghost
+	prevQ *provider.Question
+	err   string
+	lines []string // the chart, drawn when something changed
+}
+
+// answerPane is the design screen's answer view: every question's chart,
+// the selected one first, drawn from workbench.View when an answer, the
+// question or the width changes (never in View), in one scrolling view.
+type answerPane struct {
+	d        *designModel
+	answers  map[string]*qAnswer
+	expanded map[string]bool // questions whose folded options are shown
+	stack    []string
+	scroll   list
+}
+
+func newAnswerPane(d *designModel) *answerPane {
+	return &answerPane{d: d, answers: map[string]*qAnswer{}, expanded: map[string]bool{}, scroll: newScroll()}
+}
+
+func (a *answerPane) get(id string) *qAnswer {
+	x := a.answers[id]
+	if x == nil {
+		x = &qAnswer{}
+		a.answers[id] = x
+	}
+	return x
+}
+
+// answered takes a run's answers: the previous answer becomes the ghost.
+func (a *answerPane) answered(asked *workbench.Asked) {
+	for i := range asked.Result.Answers {
+		ans := asked.Result.Answers[i]
+		q, ok := asked.Request.Questions.Get(ans.ID)
+		if !ok {
+			continue
+		}
+		x := a.get(ans.ID)
+		if x.cur != nil {
+			x.prev, x.prevQ = x.cur, x.curQ
+		}
+		qc := q.Clone()
+		x.cur, x.curQ, x.err = &ans, &qc, ""
+	}
+	for id, err := range asked.Failed {
+		a.get(id).err = workbench.DescribeError(err)
+	}
+	a.redrawAll()
+}
+
+// failed marks questions as failed with their errors.
+func (a *answerPane) failed(errs map[string]error) {
+	for id, err := range errs {
+		a.get(id).err = workbench.DescribeError(err)
+	}
+	a.redrawAll()
+}
+
+// renamed carries a question's answers to its new id.
+func (a *answerPane) renamed(old, id string) {
+	if x, ok := a.answers[old]; ok {
+		delete(a.answers, old)
+		a.answers[id] = x
+	}
+	a.redrawAll()
+}
+
+// stateChanged clears every answer's error (the next run asks anew).
+func (a *answerPane) stateChanged() {
+	for _, x := range a.answers {
+		x.err = ""
+	}
+	a.redrawAll()
+}
+
+func (a *answerPane) toggleExpand() tea.Cmd {
+	if sel := a.d.selected(); sel != nil {
+		a.expanded[sel.ID] = !a.expanded[sel.ID]
+		a.redraw(sel.ID)
+	}
+	return nil
+}
+
+func (a *answerPane) redrawAll() {
+	for _, qe := range a.d.e.set.Questions {
+		a.redraw(qe.ID)
+	}
+	a.restack()
+}
+
+// redraw recomputes question id's chart lines.
+func (a *answerPane) redraw(id string) {
+	x := a.answers[id]
+	q, ok := a.d.e.set.Questions.Get(id)
+	if x == nil || !ok {
+		return
+	}
+	_, rw := a.d.layout()
+	stale := false
+	if x.curQ != nil {
+		cur, _ := x.curQ.MarshalJSON()
+		now, _ := q.MarshalJSON()
+		stale = !bytes.Equal(cur, now)
+	}
+	x.lines = renderChart(chartInput{
+		ID: id, Q: q, Cur: x.cur, CurQ: x.curQ, Prev: x.prev, PrevQ: x.prevQ, Stale: stale,
+		Err: x.err, Threshold: a.d.e.set.Threshold(id), True: -1, Width: rw, Expand: a.expanded[id],
+	}, &a.d.e.st)
+}
+
+// restack assembles the pane: the selected question's chart first, then
+// every other question's in file order, so one run shows every
+// distribution move. Done after each message, never in View.
+func (a *answerPane) restack() {
+	st := &a.d.e.st
+	_, w := a.d.layout()
+	sel := a.d.selected()
+	a.stack = a.stack[:0]
+	add := func(qe *provider.QuestionEntry) {
+		if x := a.answers[qe.ID]; x != nil && x.lines != nil {
+			a.stack = append(a.stack, x.lines...)
+		} else {
+			a.stack = append(a.stack, st.Header.Render(fit(fmt.Sprintf("%s · %s", termsafe.String(qe.ID), qe.Question.Type), w)), st.Muted.Render("not run yet — press r to run"))
+		}
+	}
+	if sel != nil {
+		add(sel)
+	}
+	cur := a.d.cursor()
+	for i := range a.d.e.set.Questions {
+		if i == cur && sel != nil {
+			continue
+		}
+		a.stack = append(a.stack, "")
+		add(&a.d.e.set.Questions[i])
+	}
+	a.scroll.setLen(len(a.stack))
+}
+
+// confidence is the status line's figure for question id's answer: the
+// provider's confidence, or a noul's P(true).
+func (a *answerPane) confidence(id string) string {
+	x := a.answers[id]
+	if x == nil || x.cur == nil {
+		return ""
+	}
+	switch {
+	case x.cur.HasConfidence:
+		return fmt.Sprintf("%s confidence %s", termsafe.String(id), workbench.Prob(x.cur.Confidence))
+	case x.cur.Type == provider.Noul:
+		return fmt.Sprintf("%s P(true) %s", termsafe.String(id), workbench.Prob(x.cur.P))
+	}
+	return ""
+}
+
+// view is the visible window of the stacked charts in h rows.
+func (a *answerPane) view(w, h int) []string {
+	st := &a.d.e.st
+	more := len(a.stack) > h
+	room := h
+	if more {
+		room = max(1, h-1)
+	}
+	a.scroll.setHeight(room)
+	out := a.scroll.render(a.stack, nil)
+	if more {
+		start, end := a.scroll.window()
+		out = append(out, st.Faint.Render(fit(fmt.Sprintf("… %d–%d of %d lines (tab, ↑↓ to scroll)", start+1, end, len(a.stack)), w)))
+	}
+	return out
+}
