@@ -94,13 +94,25 @@ func renderChart(in chartInput, st *Styles) []string {
 	v := workbench.View(in.Q, cur, workbench.ViewOptions{Threshold: in.Threshold, True: in.True, Asked: curQ,
 		PrevAnswer: prev, PrevAsked: prevQ, NoFold: in.Expand})
 	// ids and labels come from the file: escaped.
-	out = append(out, st.Header.Render(fit(fmt.Sprintf("%s · %s", termsafe.String(in.ID), in.Q.Type), w)))
+	title := fmt.Sprintf("%s · %s", termsafe.String(in.ID), in.Q.Type)
+	h := ""
 	if cur != nil {
-		if h := v.Headline(); h != "" {
-			for _, l := range wrapText(termsafe.String(h), w, 3) {
-				out = append(out, st.Header.Render(fit(l, w)))
-			}
+		h = termsafe.String(v.Headline())
+	}
+	switch {
+	case h != "" && ansi.StringWidth(title)+1+ansi.StringWidth(h) <= w:
+		out = append(out, st.Header.Render(fit(title+" "+h, w)))
+	case h != "":
+		// The headline says the decision, confidence, top prob and the
+		// label: wrapped, never cut.
+		out = append(out, st.Header.Render(fit(title, w)))
+		for _, l := range wrapText(h, w, 4) {
+			out = append(out, st.Header.Render(fit(l, w)))
 		}
+	default:
+		out = append(out, st.Header.Render(fit(title, w)))
+	}
+	if cur != nil {
 		if v.Source != "" {
 			out = append(out, st.Faint.Render(fit("from "+termsafe.String(v.Source), w)))
 		}
@@ -137,7 +149,11 @@ func renderChart(in chartInput, st *Styles) []string {
 		case r.Chosen:
 			style = st.BarChosen
 		}
-		row := valueRow(r.Marker(v.LabelKnown), labels[i], r.P, labelW, barW, style, st)
+		label := midFit(labels[i], labelW) // option labels often share a prefix
+		if v.Type == provider.Score {
+			label = fit(labels[i], labelW) // level text reads from its start
+		}
+		row := valueRow(r.Marker(v.LabelKnown), label, r.P, labelW, barW, style, st)
 		if prev != nil {
 			out = append(out, withDelta(row, r.Prev, r.P, st), ghostRow(r.Prev, labelW, barW, st))
 		} else {
@@ -145,7 +161,7 @@ func renderChart(in chartInput, st *Styles) []string {
 		}
 	}
 	if f := v.Folded; f != nil {
-		out = append(out, st.Faint.Render(fit(fmt.Sprintf("  … %d more options under %s (largest %s) — o shows them", len(f.Rows), workbench.Prob(workbench.FoldBelow), workbench.Prob(f.Max)), w)))
+		out = append(out, st.Faint.Render(fit(fmt.Sprintf("  … %d more under %s (largest %s): o shows them", len(f.Rows), workbench.Prob(workbench.FoldBelow), workbench.Prob(f.Max)), w)))
 	} else if in.Expand && in.Q.Type == provider.Choice && len(in.Q.Options) >= workbench.FoldMinOptions {
 		out = append(out, st.Faint.Render(fit("  o folds the options under "+workbench.Prob(workbench.FoldBelow)+" again", w)))
 	}
@@ -190,7 +206,7 @@ func valueRow(marker, label string, p float64, labelW, barW int, bar lipgloss.St
 	if !math.IsNaN(p) {
 		num = fmt.Sprintf("%6.3f", p)
 	}
-	return marker + midFit(label, labelW) + " " + bar.Render(Bar(p, barW)) + " " + num
+	return marker + fit(label, labelW) + " " + bar.Render(Bar(p, barW)) + " " + num
 }
 
 // withDelta appends the change from prev to cur as a 7-cell column.

@@ -124,7 +124,7 @@ func TestDesignQuitUnsavedAsks(t *testing.T) {
 			before, _ := os.ReadFile(set.Path)
 			tm := startTM(t, m, sz.w, sz.h)
 			waitFor(t, tm, "Questions (3)")
-			tm.Type("et") // change the type: an edit
+			tm.Type("ets") // change the type (asked, answered): an edit
 			typeKeys(tm, press(tea.KeyEsc))
 			tm.Type("q")
 			waitFor(t, tm, "unsaved changes")

@@ -83,6 +83,7 @@ func newQuestionEditor(d *designModel) *questionEditor {
 		bind(k.Undo, "Edit", func() tea.Cmd { d.undoEdit(); return nil }),
 		bind(k.Run, "Run", d.run).inBar().enabledWhen(idle),
 		bind(d.dk.StandIn, "Run", d.startStandIn).inBar().enabledWhen(d.standInOffered),
+		bind(k.Save, "File", nil).inBar(),
 		bind(k.Focus, "Panes", d.nextPane),
 		bind(withHelp(k.Back, "esc", "close editor"), "Panes", func() tea.Cmd { e.open = false; d.focus = paneList; return nil }).inBar(),
 	}

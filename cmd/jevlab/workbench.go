@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -93,24 +94,28 @@ func (a *app) workbench(cmd *cobra.Command, args []string) error {
 		// Saving the example extracts it, with its data and recordings,
 		// into a new directory, so the saved set lints and replays.
 		example := examples.Dir(examples.DefaultSetName)
-		opt.SaveNewDesc = "./" + example + "/ (a copy of the example with its data)"
-		opt.SaveNew = func(data []byte) (string, error) {
-			dir := example
-			for i := 2; ; i++ {
-				if _, err := os.Stat(dir); os.IsNotExist(err) {
-					break
-				}
-				dir = fmt.Sprintf("%s-%d", example, i)
-			}
+		opt.SaveNewDir = "./" + example + "/"
+		opt.SaveNewDesc = "a copy of the example with its dataset and recordings"
+		opt.SaveNew = func(dir string, data []byte) (string, workbench.DatasetSource, error) {
 			path, err := examples.Extract(example, dir)
 			if err != nil {
-				return "", err
+				return "", workbench.DatasetSource{}, err
 			}
 			if err := questionset.WriteFileAtomic(path, data, 0o644); err != nil {
-				return "", fmt.Errorf("save %s: %w", path, err)
+				return "", workbench.DatasetSource{}, fmt.Errorf("save %s: %w", path, err)
 			}
-			return path, nil
+			saved := workbench.DatasetSource{}
+			if set.Dataset != "" {
+				saved = workbench.DatasetSource{Path: filepath.Join(filepath.Dir(path), set.Dataset), Options: dataset.Options{}.ForSet(set)}
+			}
+			return path, saved, nil
 		}
+	}
+	// One key on an offline miss starts the in-process stand-in for this
+	// session: synthetic answers for what has no recording, never Jev's,
+	// never written to a fixture file.
+	opt.StandIn = func(primary provider.Provider) (provider.Provider, error) {
+		return workbench.StandIn(primary, version)
 	}
 	if a.model != "" {
 		opt.Model = a.model

@@ -328,7 +328,7 @@ func (v *AnswerView) Headline() string {
 	case provider.Noul:
 		fmt.Fprintf(&b, "→ %s (P(true) %s, threshold %s)", v.Decision, Prob(v.P), Prob(v.Threshold))
 	case provider.Score:
-		fmt.Fprintf(&b, "→ %s (expected %s of 0..%d)", v.Decision, strconv.FormatFloat(v.Expected, 'f', -1, 64), v.Levels-1)
+		fmt.Fprintf(&b, "→ %s (expected %.2f of 0..%d)", v.Decision, v.Expected, v.Levels-1)
 	default:
 		fmt.Fprintf(&b, "→ %s", v.Decision)
 	}
