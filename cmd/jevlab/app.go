@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jevlab/jevlab/evals/bundle"
 	"github.com/jevlab/jevlab/evals/dataset"
 	"github.com/jevlab/jevlab/evals/questionset"
 	"github.com/jevlab/jevlab/internal/inputfile"
@@ -49,6 +50,7 @@ type app struct {
 	maxSetSize      inputfile.Size
 	maxLineSize     inputfile.Size
 	maxDecompressed inputfile.Size
+	maxBundleSize   inputfile.Size // --max-bundle-size: a run bundle file (bundle.go)
 
 	closers []func() error
 
@@ -84,7 +86,9 @@ func (a *app) bindGlobalFlags(root *cobra.Command) {
 	f.StringVar(&a.record, "record", "", "append new answers to this fixture file (default: the first --fixtures, else the first of the set's fixtures: inside its folder)")
 	f.Var(&a.maxSetSize, "max-set-size", "largest question-set file read")
 	f.Var(&a.maxLineSize, "max-line-size", "longest dataset line (or CSV record) read")
-	f.Var(&a.maxDecompressed, "max-decompressed", "most a .gz dataset may decompress to")
+	f.Var(&a.maxDecompressed, "max-decompressed", "most a .gz dataset (or a run bundle) may decompress to")
+	a.maxBundleSize = bundle.DefaultMaxFileBytes
+	f.Var(&a.maxBundleSize, "max-bundle-size", "largest run bundle (.jevrun) file read")
 }
 
 // setLimits are the bounds on reading a question-set file.

@@ -11,6 +11,7 @@ import (
 	"github.com/jevlab/jevlab/evals/compare"
 	"github.com/jevlab/jevlab/evals/report"
 	"github.com/jevlab/jevlab/evals/workbench"
+	"github.com/jevlab/jevlab/store"
 )
 
 type compareOptions struct {
@@ -49,13 +50,16 @@ Verdicts: improved, regressed, no significant change, within noise, not
 comparable. --fail-on-regression exits 1 when any question regressed or a
 question could not be compared (and was not allowed to change). Text and
 Markdown list the first --flips flipped items per question; --json holds
-every one. RUN is a run id, a unique prefix, latest or latest~N.`,
+every one. RUN is a run id, a unique prefix, latest or latest~N, or a run
+bundle file (.jevrun, from 'jevlab runs export'), read directly: a CI job
+compares against the main branch's baseline bundle without its database.`,
 		Example: `  jevlab compare latest~1 latest
   jevlab compare r-20261202-1015 r-20261202-1120 --markdown > comment.md
   jevlab compare r-20261202-1015 latest --fail-on-regression --seed 7
   jevlab compare latest~1 latest --map queue:other=general --fail-on-regression
   jevlab compare latest~1 latest --allow-changed queue --fail-on-regression
-  jevlab compare latest~1 latest --markdown > comment.md --html compare.html`,
+  jevlab compare latest~1 latest --markdown > comment.md --html compare.html
+  jevlab compare baseline.jevrun latest --markdown --fail-on-regression`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.asJSON && o.markdown {
@@ -112,10 +116,6 @@ func (a *app) compare(ctx context.Context, refA, refB string, o compareOptions) 
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	db, err := a.db()
-	if err != nil {
-		return usageErr(err)
-	}
 	boot := o.bootstrap
 	if boot <= 0 {
 		boot = -1
@@ -131,8 +131,15 @@ func (a *app) compare(ctx context.Context, refA, refB string, o compareOptions) 
 		}
 	}
 	copt := workbench.CompareOptions{Seed: o.seed, Bootstrap: boot, Alpha: o.alpha, AllowChanged: allow, Map: maps}
+	// A RUN that is a run bundle (.jevrun) is read from the file (bundle.go).
+	var src [2]workbench.Source
+	for i, ref := range []string{refA, refB} {
+		if src[i], err = a.runSource(ctx, ref); err != nil {
+			return err
+		}
+	}
 	// The workbench's compare screen calls the same use case.
-	cmp, err := workbench.CompareRuns(ctx, db, refA, refB, &copt)
+	cmp, err := workbench.CompareAcross(ctx, src[0], src[1], &copt)
 	var refErr *workbench.RefError
 	var sameErr *workbench.SameRunError
 	var optErr *workbench.OptionsError
@@ -157,7 +164,7 @@ func (a *app) compare(ctx context.Context, refA, refB string, o compareOptions) 
 		return err
 	}
 	if o.html != "" { // reportcmd.go
-		if err := a.compareHTML(ctx, db, runs, c, o); err != nil {
+		if err := a.compareHTML(ctx, [2]*store.DB{src[0].DB, src[1].DB}, runs, c, o); err != nil {
 			return err
 		}
 	}

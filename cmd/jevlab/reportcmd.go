@@ -208,7 +208,7 @@ func historyOf(ctx context.Context, db *store.DB, reps []*report.RunReport) ([]*
 
 // compareHTML writes compare --html: both runs' reports (with compare's
 // seed and resamples) and the comparison c already computed and printed.
-func (a *app) compareHTML(ctx context.Context, db *store.DB, runs [2]*workbench.Run, c *compare.Comparison, o compareOptions) error {
+func (a *app) compareHTML(ctx context.Context, dbs [2]*store.DB, runs [2]*workbench.Run, c *compare.Comparison, o compareOptions) error {
 	boot := o.bootstrap
 	if boot <= 0 {
 		boot = -1
@@ -217,7 +217,7 @@ func (a *app) compareHTML(ctx context.Context, db *store.DB, runs [2]*workbench.
 	in := &htmlreport.Input{Comparison: c, Generated: time.Now()}
 	views := make([]*workbench.RunView, 2)
 	for i, r := range runs {
-		v, err := workbench.LoadStoredRun(ctx, db, r, workbench.ViewConfig{Metrics: &mopt})
+		v, err := workbench.LoadStoredRun(ctx, dbs[i], r, workbench.ViewConfig{Metrics: &mopt})
 		if err != nil {
 			return err
 		}
@@ -225,5 +225,5 @@ func (a *app) compareHTML(ctx context.Context, db *store.DB, runs [2]*workbench.
 		in.Runs = append(in.Runs, v.Report)
 	}
 	in.Answer = answersOf(views)
-	return a.writeHTML(ctx, db, in, o.html)
+	return a.writeHTML(ctx, dbs[1], in, o.html) // history: the candidate's database
 }

@@ -78,6 +78,7 @@ compare and eval --resume.`,
 	cmd.Flags().StringVar(&f.SetName, "set", "", "only runs of this question set name")
 	cmd.Flags().StringVar(&status, "status", "", "only runs with this status: running, done, interrupted, failed")
 	cmd.Flags().IntVar(&f.Limit, "limit", 0, "show at most N runs")
+	cmd.AddCommand(newRunsExportCmd(a), newRunsImportCmd(a)) // bundle.go
 	return cmd
 }
 
