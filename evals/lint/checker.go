@@ -31,6 +31,7 @@ type checker struct {
 	qmax         int       // bytes of the longest question
 	qmaxID       string
 	qtotal       int // bytes of all questions, as sent
+	idSet        map[string]bool
 }
 
 type stateSize struct {
@@ -312,9 +313,7 @@ func (c *checker) collectPaths(id string, q *provider.Question) {
 	for _, o := range q.Options {
 		local[o.Label] = true
 	}
-	for _, e := range c.set.Questions {
-		local[e.ID] = true
-	}
+	isLocal := func(k string) bool { return local[k] || c.ids()[k] }
 	seen := map[string]bool{}
 	add := func(where []string, s string) {
 		for _, m := range backticked.FindAllStringSubmatch(s, -1) {
@@ -327,11 +326,11 @@ func (c *checker) collectPaths(id string, q *provider.Question) {
 			case pathLike.MatchString(p):
 				ref.dotted = true
 				ref.segs = parsePath(p)
-				if local[ref.segs[0]] {
+				if isLocal(ref.segs[0]) {
 					continue
 				}
 			case identLike.MatchString(p):
-				if local[p] {
+				if isLocal(p) {
 					continue
 				}
 				ref.segs = []string{p}
@@ -354,6 +353,18 @@ func (c *checker) collectPaths(id string, q *provider.Question) {
 	for i, l := range q.Levels {
 		slot(l, "criteria", strconv.Itoa(i))
 	}
+}
+
+// ids is the set of question ids, built once: every question's paths are
+// checked against it, so building it per question made lint quadratic.
+func (c *checker) ids() map[string]bool {
+	if c.idSet == nil {
+		c.idSet = make(map[string]bool, len(c.set.Questions))
+		for _, e := range c.set.Questions {
+			c.idSet[e.ID] = true
+		}
+	}
+	return c.idSet
 }
 
 // observe takes one state (the working state or a dataset item's).

@@ -11,6 +11,7 @@ import (
 type locator struct {
 	questions *yaml.Node // the questions mapping, nil if not found
 	top       *yaml.Node
+	index     map[string]int // question id → index of its key in questions.Content
 }
 
 func newLocator(src []byte) *locator {
@@ -51,7 +52,7 @@ func mapGet(m *yaml.Node, key string) (*yaml.Node, *yaml.Node) {
 // position is the key's for a mapping entry and the item's for a sequence
 // entry.
 func (l *locator) at(id string, path ...string) (line, col int) {
-	k, v := mapGet(l.questions, id)
+	k, v := l.question(id)
 	if k == nil {
 		if l.questions != nil {
 			return l.questions.Line, l.questions.Column
@@ -83,6 +84,27 @@ func (l *locator) at(id string, path ...string) (line, col int) {
 		}
 	}
 	return line, col
+}
+
+// question finds id's key and value in the questions mapping through an
+// index built once (a linear scan per finding made lint quadratic).
+func (l *locator) question(id string) (*yaml.Node, *yaml.Node) {
+	if l.questions == nil || l.questions.Kind != yaml.MappingNode {
+		return nil, nil
+	}
+	if l.index == nil {
+		l.index = make(map[string]int, len(l.questions.Content)/2)
+		for i := 0; i+1 < len(l.questions.Content); i += 2 {
+			if _, dup := l.index[l.questions.Content[i].Value]; !dup {
+				l.index[l.questions.Content[i].Value] = i
+			}
+		}
+	}
+	i, ok := l.index[id]
+	if !ok {
+		return nil, nil
+	}
+	return l.questions.Content[i], l.questions.Content[i+1]
 }
 
 // top-level field position (e.g. "state").
