@@ -354,7 +354,7 @@ func (d *doc) metricsTable(id string, qs []*metrics.QuestionReport) {
 	case provider.Score:
 		head = "QWK"
 	}
-	d.p(`<div class="scroll"><table class="metrics"><thead><tr><th>run</th><th>n</th><th>labelled</th><th>accuracy</th><th>mean confidence</th><th>overconfidence gap <span class="muted">(conf. − acc.)</span></th><th>ECE equal-width <span class="muted">(noise floor)</span></th><th>ECE equal-mass</th><th>Brier</th><th>log loss</th><th>%s</th><th>AURC</th><th>errors</th></tr></thead><tbody>`+"\n", head)
+	d.p(`<div class="scroll"><table class="metrics"><thead><tr><th>run</th><th>n</th><th>labelled</th><th>accuracy</th><th>top prob <span class="muted">(mean p of the decision)</span></th><th>overconfidence gap <span class="muted">(top prob − acc.)</span></th><th>ECE equal-width <span class="muted">(noise floor)</span></th><th>ECE equal-mass</th><th>Brier</th><th>log loss</th><th>%s</th><th>AURC</th><th>errors</th></tr></thead><tbody>`+"\n", head)
 	for i, q := range qs {
 		if q == nil {
 			d.p(`<tr><td>%s</td><td colspan="12" class="muted">question not in this run</td></tr>`+"\n", esc(d.names[i]))
