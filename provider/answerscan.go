@@ -239,6 +239,9 @@ type wire struct {
 	hasType, hasChoice      bool
 	hasNoul, hasScore       bool
 	hasConf, hasProbs       bool
+	// probability is a Standard Agents boolean answer's P(true).
+	probability    float64
+	hasProbability bool
 	// legend is a score's legend value as received (nil: absent or null).
 	legend []byte
 	probs  []wireProb
@@ -275,8 +278,9 @@ func fastAnswerAt(raw []byte, start int, scratch []wireProb) (w wire, end int, o
 		fConf
 		fProbs
 		fLegend
+		fProbability
 	)
-	var seen uint8
+	var seen uint16
 	i := skipWS(raw, start)
 	if i >= len(raw) || raw[i] != '{' {
 		return wire{}, -1, false
@@ -296,7 +300,7 @@ func fastAnswerAt(raw []byte, start int, scratch []wireProb) (w wire, end int, o
 		}
 		i = skipWS(raw, i+1)
 		key := raw[ks:ke]
-		var flag uint8
+		var flag uint16
 		switch string(key) {
 		case "type":
 			flag = fType
@@ -312,8 +316,10 @@ func fastAnswerAt(raw []byte, start int, scratch []wireProb) (w wire, end int, o
 			flag = fProbs
 		case "legend":
 			flag = fLegend
+		case "probability":
+			flag = fProbability
 		default:
-			if foldsTo(key, "type", "noul", "choice", "score", "confidence", "probabilities", "legend") {
+			if foldsTo(key, "type", "noul", "choice", "score", "confidence", "probabilities", "legend", "probability") {
 				return wire{}, -1, false
 			}
 			if i = scanValue(raw, i, 0); i < 0 {
@@ -340,7 +346,7 @@ func fastAnswerAt(raw []byte, start int, scratch []wireProb) (w wire, end int, o
 						w.typ, w.hasType = typeName(s), true
 					}
 					i = e
-				case fNoul, fScore, fConf:
+				case fNoul, fScore, fConf, fProbability:
 					v, e, ok := numAt(raw, i)
 					if !ok {
 						return wire{}, -1, false
@@ -348,6 +354,8 @@ func fastAnswerAt(raw []byte, start int, scratch []wireProb) (w wire, end int, o
 					switch flag {
 					case fNoul:
 						w.noul, w.hasNoul = v, true
+					case fProbability:
+						w.probability, w.hasProbability = v, true
 					case fScore:
 						w.score, w.hasScore = v, true
 					default:
@@ -393,6 +401,8 @@ func typeName(s []byte) string {
 		return "choice"
 	case "score":
 		return "score"
+	case "boolean":
+		return "boolean"
 	}
 	return string(s)
 }
@@ -459,6 +469,7 @@ type wireAnswer struct {
 	Confidence    *float64            `json:"confidence"`
 	Probabilities map[string]*float64 `json:"probabilities"`
 	Legend        json.RawMessage     `json:"legend"`
+	Probability   *float64            `json:"probability"`
 }
 
 // slowAnswer reads an answer with encoding/json.
@@ -482,6 +493,9 @@ func slowAnswer(raw []byte) (wire, error) {
 	}
 	if a.Confidence != nil {
 		w.confidence, w.hasConf = *a.Confidence, true
+	}
+	if a.Probability != nil {
+		w.probability, w.hasProbability = *a.Probability, true
 	}
 	if len(a.Legend) > 0 && !isNull(a.Legend) {
 		w.legend = a.Legend

@@ -9,6 +9,10 @@ import (
 	"strconv"
 )
 
+// StandardAgentsBoolean is the Standard Agents spec's name for a noul, as
+// the "type" of its answers: {"type": "boolean", "probability": p}.
+const StandardAgentsBoolean = "boolean"
+
 // SumTolerance is how far a distribution's sum may stray from 1. Jev rounds
 // every probability to two decimals, so real sums run from 0.99 to 1.00.
 const SumTolerance = 0.02
@@ -110,9 +114,14 @@ func checkWire(id string, q *Question, raw json.RawMessage, w *wire, a *Answer) 
 		errs = append(errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
 	}
 	*a = Answer{ID: id, Type: q.Type, Raw: raw}
+	// A Standard Agents provider answers a noul as {"type": "boolean",
+	// "probability": p}: its System One equivalent, read as such (Raw keeps
+	// it as sent). Choice and score answers share System One's shape, with
+	// confidence optional.
+	boolean := w.hasType && w.typ == StandardAgentsBoolean && q.Type == Noul
 	if !w.hasType {
 		bad("type", "missing")
-	} else if QuestionType(w.typ) != q.Type {
+	} else if QuestionType(w.typ) != q.Type && !boolean {
 		bad("type", "is %q but the question is a %s", w.typ, q.Type)
 		*a = Answer{}
 		return errs, false
@@ -129,6 +138,15 @@ func checkWire(id string, q *Question, raw json.RawMessage, w *wire, a *Answer) 
 	}
 	switch q.Type {
 	case Noul:
+		if boolean {
+			if !w.hasProbability {
+				bad("probability", "missing (a Standard Agents boolean answer carries P(true) as \"probability\")")
+				break
+			}
+			unit("probability", w.probability)
+			a.P = w.probability
+			break
+		}
 		if !w.hasNoul {
 			bad("noul", "missing")
 			break

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jevlab/jevlab/evals/dialects"
 	"github.com/jevlab/jevlab/evals/questionset"
 	"github.com/jevlab/jevlab/evals/workbench"
 	"github.com/jevlab/jevlab/internal/bars"
@@ -26,6 +28,7 @@ const barWidth = 40
 func newAskCmd(a *app) *cobra.Command {
 	var stateArg string
 	var asJSON bool
+	var as string
 	cmd := &cobra.Command{
 		Use:   "ask FILE",
 		Short: "Send one request and draw each answer as bars",
@@ -36,15 +39,31 @@ noul as one bar with the set's threshold marked. It prints the requested and
 resolved model, latency, tokens, cost and where the answers came from.
 
 Answers come from recorded fixtures and the database when they match, so
---offline --fixtures FILE replays without a key.`,
+--offline --fixtures FILE replays without a key.
+
+--json prints the checked result; with --as standard-agents it is a
+Standard Agents DecisionResult instead: {"model", "answers", "usage"}, a
+noul as {"type": "boolean", "probability": p}, a score with its legend, a
+confidence only where the provider sent one.`,
 		Example: `  jevlab ask --offline --fixtures recorded.jsonl triage.yaml
   jevlab ask triage.yaml --state '{"message":"Charged twice"}' --json
-  jevlab ask triage.yaml --state @ticket.json`,
+  jevlab ask triage.yaml --state @ticket.json
+  jevlab ask triage.yaml --json --as standard-agents`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.ask(cmd.Context(), args[0], stateArg, asJSON)
+			switch as {
+			case "system-one":
+			case "standard-agents":
+				if !asJSON {
+					return usageErr(errors.New("--as standard-agents shapes the JSON output: add --json"))
+				}
+			default:
+				return usageErr(fmt.Errorf("--as %q: want system-one or standard-agents", as))
+			}
+			return a.ask(cmd.Context(), args[0], stateArg, asJSON, as)
 		},
 	}
+	cmd.Flags().StringVar(&as, "as", "system-one", "shape of --json: system-one (jevlab's checked result) or standard-agents (a Standard Agents DecisionResult)")
 	cmd.Flags().StringVar(&stateArg, "state", "", "state to send instead of the set's working state: JSON, or @PATH of a JSON file")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the checked result as JSON")
 	return cmd
@@ -68,7 +87,7 @@ type askFailure struct {
 	Error string `json:"error"`
 }
 
-func (a *app) ask(ctx context.Context, path, stateArg string, asJSON bool) error {
+func (a *app) ask(ctx context.Context, path, stateArg string, asJSON bool, as string) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -100,7 +119,15 @@ func (a *app) ask(ctx context.Context, path, stateArg string, asJSON bool) error
 		return askError(err)
 	}
 	res := asked.Result
-	if asJSON {
+	if asJSON && as == "standard-agents" {
+		out, err := dialects.StandardAgentsResult(req, res)
+		if err != nil {
+			return err
+		}
+		if _, err := a.stdout.Write(out); err != nil {
+			return err
+		}
+	} else if asJSON {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
