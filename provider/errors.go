@@ -58,6 +58,7 @@ const (
 	KindMiss        ErrorKind = "cache_miss"   // offline and not recorded
 	KindCanceled    ErrorKind = "canceled"     // the caller gave up
 	KindInvalid     ErrorKind = "invalid"      // rejected locally before sending
+	KindLocal       ErrorKind = "local_write"  // a local write (fixture file, database) failed; the run must stop
 )
 
 // Detail is one entry of a FastAPI-style validation error list.

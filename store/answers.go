@@ -63,8 +63,12 @@ const (
 
 // SaveItems stores a batch of finished items of run in one transaction and
 // adds them to the run's totals. It is idempotent: an item × repeat already
-// stored is skipped (and not counted twice), so a resumed run never
-// duplicates. It returns how many items were new.
+// stored with its answers is skipped (and not counted twice), so a resumed
+// run never duplicates. An item × repeat stored as failed is replaced by
+// the new result (a retry): the run's done count stays, its error count
+// follows the new outcome, and the tokens and cost of both attempts are
+// kept, on the item and the run, because both were spent. It returns how
+// many items were new or replaced.
 func (db *DB) SaveItems(ctx context.Context, runID string, items []ItemResult) (int, error) {
 	if len(items) == 0 {
 		return 0, nil
@@ -77,7 +81,7 @@ func (db *DB) SaveItems(ctx context.Context, runID string, items []ItemResult) (
 	if err != nil {
 		return 0, fmt.Errorf("save items of run %s: %w", runID, err)
 	}
-	var added, errs int
+	var added, replaced, errs int
 	var in, out int64
 	var cost float64
 	models := map[string]bool{}
@@ -94,9 +98,33 @@ func (db *DB) SaveItems(ctx context.Context, runID string, items []ItemResult) (
 				return fmt.Errorf("item %s: %w", it.ItemID, err)
 			}
 			if n, _ := res.RowsAffected(); n == 0 {
-				continue // already stored: a resumed or repeated save
+				// Already stored. A stored answer stays (a resumed or
+				// repeated save); a stored failure is replaced by this
+				// new attempt (a retry), keeping the spend of both.
+				var oldKind string
+				if err := tx.QueryRowContext(ctx, `SELECT err_kind FROM item_results WHERE run_id = ? AND item_id = ? AND repeat = ?`,
+					runID, it.ItemID, it.Repeat).Scan(&oldKind); err != nil {
+					return fmt.Errorf("item %s: %w", it.ItemID, err)
+				}
+				if oldKind == "" {
+					continue
+				}
+				if _, err := tx.ExecContext(ctx, `UPDATE item_results SET seq = ?, latency_ms = ?, input_tokens = input_tokens + ?,
+					output_tokens = output_tokens + ?, cost_usd = cost_usd + ?, model = ?, request_id = ?, attempts = attempts + ?,
+					err_kind = ?, err_msg = ? WHERE run_id = ? AND item_id = ? AND repeat = ?`,
+					it.Seq, it.LatencyMS, it.Usage.InputTokens, it.Usage.OutputTokens, it.CostUSD, it.Model, it.RequestID, it.Attempts,
+					it.ErrKind, it.ErrMsg, runID, it.ItemID, it.Repeat); err != nil {
+					return fmt.Errorf("item %s: %w", it.ItemID, err)
+				}
+				if _, err := tx.ExecContext(ctx, `DELETE FROM answers WHERE run_id = ? AND item_id = ? AND repeat = ?`,
+					runID, it.ItemID, it.Repeat); err != nil {
+					return fmt.Errorf("item %s: %w", it.ItemID, err)
+				}
+				replaced++
+				errs-- // the old failure is gone; the new one counts below
+			} else {
+				added++
 			}
-			added++
 			if it.ErrKind != "" {
 				errs++
 			}
@@ -149,7 +177,7 @@ func (db *DB) SaveItems(ctx context.Context, runID string, items []ItemResult) (
 				}
 			}
 		}
-		if added == 0 {
+		if added == 0 && replaced == 0 {
 			return nil
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE runs SET done = done + ?, errors = errors + ?, input_tokens = input_tokens + ?,
@@ -165,7 +193,7 @@ func (db *DB) SaveItems(ctx context.Context, runID string, items []ItemResult) (
 	if err != nil {
 		return 0, fmt.Errorf("save items of run %s: %w", runID, err)
 	}
-	return added, nil
+	return added + replaced, nil
 }
 
 // mergeModels adds newly seen resolved models to the run's list.
@@ -226,6 +254,30 @@ func (db *DB) DoneItems(ctx context.Context, runID string) (map[ItemKey]bool, er
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("stored items of run %s: %w", runID, err)
+	}
+	return out, nil
+}
+
+// FailedKeys returns run's failed item × repeats with their error kind, so
+// a resume can ask them again (--retry-errors, or failures that were ours,
+// such as a local write error).
+func (db *DB) FailedKeys(ctx context.Context, runID string) (map[ItemKey]string, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT item_id, repeat, err_kind FROM item_results WHERE run_id = ? AND err_kind != ''`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("failed items of run %s: %w", runID, db.check(err))
+	}
+	defer rows.Close()
+	out := map[ItemKey]string{}
+	for rows.Next() {
+		var k ItemKey
+		var kind string
+		if err := rows.Scan(&k.ItemID, &k.Repeat, &kind); err != nil {
+			return nil, fmt.Errorf("failed items of run %s: %w", runID, err)
+		}
+		out[k] = kind
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("failed items of run %s: %w", runID, db.check(err))
 	}
 	return out, nil
 }

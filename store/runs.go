@@ -39,6 +39,11 @@ type NewRun struct {
 	Total        int // planned items × repeat
 	Version      string
 	Settings     json.RawMessage // JSON object of run settings (concurrency, rps, max cost, …)
+	// LeaseOwner (from NewLeaseOwner), when set, takes the run's lease for
+	// LeaseTTL: the creating process must renew it (RenewLease) while it
+	// runs, or the run reads as interrupted.
+	LeaseOwner string
+	LeaseTTL   time.Duration
 }
 
 // Run is a stored run.
@@ -68,6 +73,12 @@ type Run struct {
 	CostUSD      float64         `json:"cost_usd"`
 	Version      string          `json:"jevlab_version,omitempty"`
 	Settings     json.RawMessage `json:"settings,omitempty"`
+	// LeaseOwner and LeaseUntil are the lease of a running run: the
+	// process running it ("host:pid:token") and until when it has promised
+	// to renew. Status reads interrupted once the lease lapses or the
+	// process is gone, though the row still says running.
+	LeaseOwner string    `json:"lease_owner,omitempty"`
+	LeaseUntil time.Time `json:"lease_until,omitzero"`
 }
 
 // ErrNotFound is returned (wrapped) when a run, snapshot or item is absent.
@@ -98,6 +109,9 @@ func (db *DB) CreateRun(ctx context.Context, nr NewRun) (*Run, error) {
 	if len(settings) == 0 {
 		settings = json.RawMessage("{}")
 	}
+	if !json.Valid(settings) {
+		return nil, errors.New("create run: settings are not valid JSON")
+	}
 	started := time.Now()
 	id := NewRunID(started)
 	ts := started.UTC().Format(timeFormat)
@@ -105,12 +119,17 @@ func (db *DB) CreateRun(ctx context.Context, nr NewRun) (*Run, error) {
 	if nr.DatasetHash != "" {
 		dsHash = nr.DatasetHash
 	}
+	leaseUntil := ""
+	if nr.LeaseOwner != "" {
+		leaseUntil = started.Add(leaseTTL(nr.LeaseTTL)).UTC().Format(timeFormat)
+	}
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, name, set_hash, set_name, set_path, dataset_hash, dataset_path,
-			provider_kind, base_url, model, status, started_at, updated_at, repeat, total, version, settings)
-			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+			provider_kind, base_url, model, status, started_at, updated_at, repeat, total, version, settings, lease_owner, lease_until)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			id, nr.Name, nr.SetHash, nr.SetName, nr.SetPath, dsHash, nr.DatasetPath,
-			nr.ProviderKind, nr.BaseURL, nr.Model, string(StatusRunning), ts, ts, nr.Repeat, nr.Total, nr.Version, string(settings))
+			nr.ProviderKind, nr.BaseURL, nr.Model, string(StatusRunning), ts, ts, nr.Repeat, nr.Total, nr.Version, string(settings),
+			nr.LeaseOwner, leaseUntil)
 		return err
 	})
 	if err != nil {
@@ -144,8 +163,10 @@ func (db *DB) setStatus(ctx context.Context, id string, status Status, reason st
 	}
 	var n int64
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, reason = ?, updated_at = ?, finished_at = ? WHERE id = ?`,
-			string(status), reason, ts, fin, id)
+		// A finished run holds no lease.
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, reason = ?, updated_at = ?, finished_at = ?,
+			lease_owner = CASE WHEN ? THEN '' ELSE lease_owner END, lease_until = CASE WHEN ? THEN '' ELSE lease_until END WHERE id = ?`,
+			string(status), reason, ts, fin, finish, finish, id)
 		if err != nil {
 			return err
 		}
@@ -171,19 +192,25 @@ func (db *DB) SetRunTotal(ctx context.Context, id string, total int) error {
 
 const runColumns = `id, name, set_hash, set_name, set_path, coalesce(dataset_hash, ''), dataset_path, provider_kind, base_url,
 	model, models, status, reason, started_at, updated_at, finished_at, repeat, total, done, errors,
-	input_tokens, output_tokens, cost_usd, version, settings`
+	input_tokens, output_tokens, cost_usd, version, settings, lease_owner, lease_until`
 
 func scanRun(sc interface{ Scan(...any) error }) (*Run, error) {
 	var r Run
-	var models, status, started, updated, finished, settings string
+	var models, status, started, updated, finished, settings, leaseUntil string
 	err := sc.Scan(&r.ID, &r.Name, &r.SetHash, &r.SetName, &r.SetPath, &r.DatasetHash, &r.DatasetPath, &r.ProviderKind, &r.BaseURL,
 		&r.Model, &models, &status, &r.Reason, &started, &updated, &finished, &r.Repeat, &r.Total, &r.Done, &r.Errors,
-		&r.InputTokens, &r.OutputTokens, &r.CostUSD, &r.Version, &settings)
+		&r.InputTokens, &r.OutputTokens, &r.CostUSD, &r.Version, &settings, &r.LeaseOwner, &leaseUntil)
 	if err != nil {
 		return nil, err
 	}
 	r.Status = Status(status)
 	r.StartedAt, r.UpdatedAt, r.FinishedAt = parseTime(started), parseTime(updated), parseTime(finished)
+	r.LeaseUntil = parseTime(leaseUntil)
+	if r.Status == StatusRunning {
+		if why := r.abandoned(time.Now()); why != "" {
+			r.Status, r.Reason = StatusInterrupted, why
+		}
+	}
 	if err := json.Unmarshal([]byte(models), &r.Models); err != nil {
 		r.Models = nil
 	}
@@ -201,7 +228,7 @@ func (db *DB) Run(ctx context.Context, id string) (*Run, error) {
 		return nil, fmt.Errorf("run %s: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("run %s: %w", id, err)
+		return nil, fmt.Errorf("run %s: %w", id, db.check(err))
 	}
 	return r, nil
 }
@@ -233,7 +260,13 @@ func (db *DB) Runs(ctx context.Context, f RunFilter) ([]*Run, error) {
 		where = append(where, "(model = ? OR instr(models, ?) > 0)")
 		args = append(args, f.Model, string(m))
 	}
-	if f.Status != "" {
+	// running and interrupted are told apart by the lease after reading
+	// (a run whose process died still says running in its row).
+	inGo := f.Status == StatusRunning || f.Status == StatusInterrupted
+	switch {
+	case inGo:
+		where = append(where, "status IN ('running', 'interrupted')")
+	case f.Status != "":
 		where = append(where, "status = ?")
 		args = append(args, string(f.Status))
 	}
@@ -241,24 +274,30 @@ func (db *DB) Runs(ctx context.Context, f RunFilter) ([]*Run, error) {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
 	q += " ORDER BY started_at DESC, rowid DESC"
-	if f.Limit > 0 {
+	if f.Limit > 0 && !inGo {
 		q += " LIMIT " + strconv.Itoa(f.Limit)
 	}
 	rows, err := db.sql.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
+		return nil, fmt.Errorf("list runs: %w", db.check(err))
 	}
 	defer rows.Close()
 	out := []*Run{}
 	for rows.Next() {
 		r, err := scanRun(rows)
 		if err != nil {
-			return nil, fmt.Errorf("list runs: %w", err)
+			return nil, fmt.Errorf("list runs: %w", db.check(err))
+		}
+		if inGo && r.Status != f.Status {
+			continue
 		}
 		out = append(out, r)
+		if inGo && f.Limit > 0 && len(out) == f.Limit {
+			break
+		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
+		return nil, fmt.Errorf("list runs: %w", db.check(err))
 	}
 	return out, nil
 }

@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3" // the SQLite driver
@@ -43,6 +44,9 @@ type DB struct {
 	stmts  map[string]*sql.Stmt
 
 	tempDir string // removed on Close (Open(":memory:"))
+
+	readOnly bool         // OpenReadOnly: every write is refused
+	corrupt  atomic.Value // error: set on the first corruption error; later writes are refused
 }
 
 // DefaultPath returns where the database lives: $JEVLAB_DB, else
@@ -106,7 +110,7 @@ func Open(path string) (*DB, error) {
 	db := &DB{sql: sdb, path: path, tempDir: tempDir, stmts: map[string]*sql.Stmt{}}
 	if err := db.migrate(context.Background(), migrations, migrationSteps()); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("open database %s: %w", path, err)
+		return nil, fmt.Errorf("open database %s: %w", path, db.check(err))
 	}
 	return db, nil
 }
@@ -155,18 +159,27 @@ func (db *DB) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 
 // write runs fn in a write transaction, serialised with this process's other
 // writers.
+// A database opened read-only refuses (ErrReadOnly); one that reported
+// corruption once refuses every later write with the same CorruptError, so
+// a damaged file is not written to further.
 func (db *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if db.readOnly {
+		return fmt.Errorf("%s: %w", db.path, ErrReadOnly)
+	}
+	if c, _ := db.corrupt.Load().(error); c != nil {
+		return c
+	}
 	db.wmu.Lock()
 	defer db.wmu.Unlock()
 	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return db.check(err)
 	}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
-		return err
+		return db.check(err)
 	}
-	return tx.Commit()
+	return db.check(tx.Commit())
 }
 
 // SchemaVersion returns the version of the last applied migration.

@@ -150,7 +150,8 @@ func isBundleArg(ref string) bool {
 // database, opened only then.
 func (a *app) runSource(ctx context.Context, ref string) (workbench.Source, error) {
 	if !isBundleArg(ref) {
-		db, err := a.db()
+		// Reading runs only: the database is opened read-only.
+		db, err := a.dbReadOnly()
 		if err != nil {
 			return workbench.Source{}, usageErr(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/jevlab/jevlab/evals/workbench"
 	"github.com/jevlab/jevlab/internal/bars"
 	"github.com/jevlab/jevlab/provider"
+	"github.com/jevlab/jevlab/store"
 )
 
 // version is reported with every run; set at build time with
@@ -29,6 +31,7 @@ type evalOptions struct {
 	data        string
 	repeat      int
 	resume      string
+	retry       bool // --retry-errors
 	name        string
 	dryRun      bool
 	maxCost     float64
@@ -55,16 +58,30 @@ The dataset is --data, else the set's dataset: (relative to the set file).
 Answers come from recorded fixtures and past runs where they match (--fresh
 skips them; --offline never calls out). Ctrl-C stops sending, keeps what
 finished and marks the run interrupted; --resume RUN continues it exactly
-where it stopped (same set and dataset required). --repeat N asks every item
+where it stopped (same set and dataset required), with every setting it
+started with (--data, --model, --fixtures, --fresh, --offline, --repeat,
+--max-cost, --concurrency, --rps, --timeout, the field mapping): give none
+of them again. --concurrency, --rps, --timeout, --max-cost, --data and
+--fixtures given again override (with a line saying so); the others cannot
+change on a resume. FILE may be left out on a resume (the run's own set
+file is used). --retry-errors asks again the items that failed. A run whose
+process died reads as interrupted. --repeat N asks every item
 N times, bypassing the cache after the first, to measure each question's own
 noise. --dry-run estimates tokens and cost without calling out; --max-cost
 stops before a request would take the run's total cost above the cap.`,
 		Example: `  jevlab eval --offline fixtures/banking77/questions.yaml
   jevlab eval triage.yaml --data tickets.jsonl --name baseline
   jevlab eval triage.yaml --dry-run
-  jevlab eval triage.yaml --resume latest --max-cost 2.50`,
-		Args: cobra.ExactArgs(1),
+  jevlab eval triage.yaml --resume latest --max-cost 2.50
+  jevlab eval --resume latest --retry-errors`,
+		Args: cobra.RangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 && o.resume == "" {
+				return usageErr(errors.New("eval needs a question-set FILE (or --resume RUN to continue a stored run)"))
+			}
+			if o.retry && o.resume == "" {
+				return usageErr(errors.New("--retry-errors asks again the failed items of a stored run: use it with --resume RUN"))
+			}
 			if o.repeat < 1 {
 				return usageErr(fmt.Errorf("--repeat %d: must be at least 1", o.repeat))
 			}
@@ -74,16 +91,18 @@ stops before a request would take the run's total cost above the cap.`,
 			if err := o.report.validate(); err != nil {
 				return usageErr(err)
 			}
-			if o.resume != "" && cmd.Flags().Changed("repeat") {
-				return usageErr(errors.New("--repeat cannot change on --resume: the run keeps the repeat it started with"))
+			path := ""
+			if len(args) == 1 {
+				path = args[0]
 			}
-			return a.eval(cmd.Context(), args[0], o)
+			return a.eval(cmd.Context(), path, o, cmd.Flags().Changed)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.data, "data", "", "dataset (JSON Lines or CSV); default: the set's dataset:")
 	f.IntVar(&o.repeat, "repeat", 1, "ask every item N times (fresh after the first) to measure noise")
-	f.StringVar(&o.resume, "resume", "", "continue a stored run: id, unique prefix, latest or latest~N")
+	f.StringVar(&o.resume, "resume", "", "continue a stored run with the settings it started with: id, unique prefix, latest or latest~N")
+	f.BoolVar(&o.retry, "retry-errors", false, "with --resume: ask again the items that failed")
 	f.StringVar(&o.name, "name", "", "a name for the run (shown by jevlab runs)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "estimate tokens and cost without calling out")
 	f.Float64Var(&o.maxCost, "max-cost", 0, "stop before the run's cost would exceed USD (0 = no cap)")
@@ -93,9 +112,47 @@ stops before a request would take the run's total cost above the cap.`,
 	return cmd
 }
 
-func (a *app) eval(ctx context.Context, path string, o evalOptions) error {
+// eval runs (or, with o.resume, continues) an evaluation. changed says
+// which flags were given on the command line; a resume restores the
+// others from the run.
+func (a *app) eval(ctx context.Context, path string, o evalOptions, changed func(flag string) bool) error {
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if changed == nil {
+		changed = func(string) bool { return false }
+	}
+	var resumed *store.Run
+	if o.resume != "" {
+		db, err := a.db()
+		if err != nil {
+			return usageErr(fmt.Errorf("%w (choose another with --db or $JEVLAB_DB)", err))
+		}
+		run, stored, err := runner.LoadResume(ctx, db, o.resume)
+		if err != nil {
+			return usageErr(err)
+		}
+		if stored.Set == "" {
+			stored.Set = run.SetPath // a run stored before settings were
+		}
+		if stored.Data == "" {
+			stored.Data = absPath(run.DatasetPath)
+		}
+		merged, notes, err := stored.Merge(a.runSettings(path, o.data, o), changed)
+		if err != nil {
+			return usageErr(fmt.Errorf("resume %s: %w", run.ID, err))
+		}
+		for _, n := range notes {
+			fmt.Fprintf(a.stderr, "jevlab: resume %s: %s\n", run.ID, n)
+		}
+		a.applySettings(merged, &o)
+		if path == "" {
+			if merged.Set == "" {
+				return usageErr(fmt.Errorf("resume %s: the run does not record its question-set file; give it: jevlab eval FILE --resume %s", run.ID, run.ID))
+			}
+			path = merged.Set
+		}
+		o.resume, resumed = run.ID, run
 	}
 	set, err := a.loadSet(path)
 	if err != nil {
@@ -151,10 +208,12 @@ func (a *app) eval(ctx context.Context, path string, o evalOptions) error {
 	if err != nil {
 		return usageErr(fmt.Errorf("%w (choose another with --db or $JEVLAB_DB)", err))
 	}
-	// The run template is the one the workbench's runs use too.
+	// The run template is the one the workbench's runs use too; the
+	// settings it records are what a resume restores.
 	tmpl := a.runTemplate(db, nil, "")
 	tmpl.Repeat, tmpl.MaxCostUSD = o.repeat, o.maxCost
-	cfg := tmpl.Config(workbench.RunSpec{Set: set, Source: source, DatasetPath: dataPath, Name: o.name, Resume: o.resume})
+	tmpl.Settings = a.runSettings(path, dataPath, o)
+	cfg := tmpl.Config(workbench.RunSpec{Set: set, Source: source, DatasetPath: dataPath, Name: o.name, Resume: o.resume, RetryErrors: o.retry})
 	if o.dryRun {
 		est, err := runner.DryRun(ctx, cfg)
 		if err != nil {
@@ -172,6 +231,16 @@ func (a *app) eval(ctx context.Context, path string, o evalOptions) error {
 	}
 	tmpl = a.runTemplate(db, p, mode)
 	cfg.Provider, cfg.ProviderKind, cfg.BaseURL = tmpl.Provider, tmpl.ProviderKind, tmpl.BaseURL
+	// The key goes only where the user points it (--base-url or
+	// $TYPESAFE_BASE_URL), never to a URL read from the database; but a
+	// resume must not silently ask another server than the run did.
+	if resumed != nil && resumed.BaseURL != "" && cfg.BaseURL != "" && resumed.BaseURL != cfg.BaseURL {
+		if !changed("base-url") {
+			return usageErr(fmt.Errorf("resume %s: the run asked %s, and this resume would ask %s; pass --base-url %s to resume against the same server (or --base-url %s to switch on purpose)",
+				resumed.ID, resumed.BaseURL, cfg.BaseURL, shellQuote(resumed.BaseURL), shellQuote(cfg.BaseURL)))
+		}
+		fmt.Fprintf(a.stderr, "jevlab: resume %s: --base-url %s overrides the run's %s\n", resumed.ID, cfg.BaseURL, resumed.BaseURL)
+	}
 
 	ctx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
@@ -236,11 +305,15 @@ func (a *app) eval(ctx context.Context, path string, o evalOptions) error {
 	}
 	if runErr != nil {
 		if errors.Is(runErr, runner.ErrInterrupted) {
-			fmt.Fprintf(a.stderr, "jevlab: %v\n  resume with: jevlab eval %s --resume %s\n", runErr, shellQuote(path), runID)
+			fmt.Fprintf(a.stderr, "jevlab: %v\n  resume with: %s\n", runErr, a.resumeCommand(path, runID, changed))
 			return failErr(errors.New(""))
 		}
 		if provider.KindOf(runErr) == provider.KindAuth {
 			return usageErr(fmt.Errorf("%w (check $%s)", runErr, a.keyEnv))
+		}
+		if provider.KindOf(runErr) == provider.KindLocal || store.IsCorrupt(runErr) || errors.As(runErr, new(*runner.LostError)) {
+			fmt.Fprintf(a.stderr, "jevlab: %v\n  the run is marked failed; fix the cause, then resume with: %s\n", runErr, a.resumeCommand(path, runID, changed))
+			return failErr(errors.New(""))
 		}
 		return failErr(runErr)
 	}
@@ -251,6 +324,62 @@ func (a *app) eval(ctx context.Context, path string, o evalOptions) error {
 		fmt.Fprintf(a.stdout, "\nrun %s stored in %s (jevlab show %s)\n", runID, db.Path(), runID)
 	}
 	return a.writeReport(full, o.report)
+}
+
+// runSettings are the settings a run records, from the flags: paths
+// absolute, so a resume finds them from any directory.
+func (a *app) runSettings(setPath, dataPath string, o evalOptions) runner.Settings {
+	s := runner.Settings{
+		Set: absPath(setPath), Data: absPath(dataPath), IDField: o.idField, StateField: o.stateField, StateFields: o.stateFields, Labels: o.labels,
+		Model: a.model, Fresh: a.fresh, Offline: a.offline, RPS: a.rps, Timeout: runner.Duration(a.timeout),
+		Repeat: o.repeat, Concurrency: a.concurrency, MaxCostUSD: o.maxCost,
+	}
+	for _, f := range a.fixtures {
+		s.Fixtures = append(s.Fixtures, absPath(f))
+	}
+	return s
+}
+
+// applySettings puts a resumed run's settings back into the flags.
+func (a *app) applySettings(s runner.Settings, o *evalOptions) {
+	a.model, a.fresh, a.offline, a.rps, a.timeout = s.Model, s.Fresh, s.Offline, s.RPS, time.Duration(s.Timeout)
+	a.fixtures = s.Fixtures
+	if s.Concurrency > 0 {
+		a.concurrency = s.Concurrency
+	}
+	if a.timeout <= 0 {
+		a.timeout = 30 * time.Second
+	}
+	o.data, o.idField, o.stateField, o.stateFields, o.labels = s.Data, s.IDField, s.StateField, s.StateFields, s.Labels
+	o.repeat, o.maxCost = max(s.Repeat, 1), s.MaxCostUSD
+}
+
+// resumeCommand is the command line that resumes runID: the set file as
+// given, and the flags a resume cannot restore from the run (where the
+// database is, which server and key to use: those the run must not choose).
+func (a *app) resumeCommand(setPath, runID string, changed func(string) bool) string {
+	parts := []string{"jevlab", "eval", shellQuote(setPath), "--resume", runID}
+	if changed("db") {
+		parts = append(parts, "--db", shellQuote(a.dbPath))
+	}
+	if changed("base-url") {
+		parts = append(parts, "--base-url", shellQuote(a.baseURL))
+	}
+	if changed("key-env") {
+		parts = append(parts, "--key-env", shellQuote(a.keyEnv))
+	}
+	return strings.Join(parts, " ")
+}
+
+// absPath makes p absolute ("" stays "").
+func absPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
 }
 
 // printEstimate prints a dry run's estimate.

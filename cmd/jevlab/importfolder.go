@@ -161,7 +161,7 @@ func (a *app) storeImportedRuns(ctx context.Context, set *questionset.Set, f *fo
 			Set: set, Items: items, DatasetPath: dataPath, DB: db, Provider: rp,
 			Repeat: len(r.Rounds), Concurrency: 1, Name: r.Name,
 			ProviderKind: "imported", Version: versionString(),
-			Settings: map[string]any{"imported_from": f.Format, "source": f.Source},
+			Settings: runner.Settings{ImportedFrom: f.Format, Source: f.Source},
 		}
 		id, err := runner.Run(ctx, cfg, nil)
 		if err != nil {

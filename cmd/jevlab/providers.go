@@ -98,6 +98,31 @@ func (a *app) db() (*store.DB, error) {
 	return db, nil
 }
 
+// dbReadOnly opens the database read-only, once per command, for commands
+// that never write (runs, show, compare): it creates and migrates nothing
+// (store.OpenReadOnly), so it works on a read-only mount and cannot change
+// the file. A database already opened by a.db() is reused.
+func (a *app) dbReadOnly() (*store.DB, error) {
+	if a.database != nil {
+		return a.database, nil
+	}
+	path := a.dbPath
+	if path == "" {
+		path = store.DefaultPath()
+	}
+	db, err := store.OpenReadOnly(path)
+	if err != nil {
+		return nil, err
+	}
+	a.database = db
+	a.onClose(func() error {
+		err := db.Close()
+		a.database = nil
+		return err
+	})
+	return db, nil
+}
+
 // provider builds the answer stack for set: the answer cache over the
 // fixture files (--fixtures, then the set's fixtures: resolved relative to
 // the set file) and the database's past exchanges, in front of the live

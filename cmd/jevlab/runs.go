@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -36,7 +36,19 @@ compare and eval --resume.`,
 			}
 			f.Status = store.Status(status)
 			f.Model = a.model
-			db, err := a.db()
+			db, err := a.dbReadOnly()
+			if errors.Is(err, store.ErrNoDatabase) {
+				if asJSON {
+					fmt.Fprintln(a.stdout, "[]")
+					return nil
+				}
+				path := a.dbPath
+				if path == "" {
+					path = store.DefaultPath()
+				}
+				fmt.Fprintf(a.stdout, "no runs in %s yet (jevlab eval FILE stores one)\n", path)
+				return nil
+			}
 			if err != nil {
 				return usageErr(err)
 			}
@@ -82,11 +94,6 @@ compare and eval --resume.`,
 	return cmd
 }
 
-// shortStatus is the status column: "running?" when the run looks
-// abandoned (see statusText).
-func shortStatus(r *store.Run) string {
-	if r.Status == store.StatusRunning && time.Since(r.UpdatedAt) > staleAfter {
-		return "running?"
-	}
-	return string(r.Status)
-}
+// shortStatus is the status column. A run whose process died reads as
+// interrupted already (the store checks its lease).
+func shortStatus(r *store.Run) string { return string(r.Status) }

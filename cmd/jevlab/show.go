@@ -49,7 +49,7 @@ RUN is a run id, a unique prefix of one, latest or latest~N.`,
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			db, err := a.db()
+			db, err := a.dbReadOnly()
 			if err != nil {
 				return usageErr(err)
 			}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"sync"
 	"time"
@@ -45,16 +46,33 @@ type Config struct {
 	// PricePerMillion prices input tokens for estimates (default
 	// provider.CostPerMillionInputTokens).
 	PricePerMillion float64
-	// Resume names a stored run (id, prefix, latest) to continue.
+	// Resume names a stored run (id, prefix, latest) to continue. Repeat
+	// is the run's; Concurrency and MaxCostUSD left zero are restored from
+	// the run's settings, and given ones override them (recorded for later
+	// resumes). See LoadResume for the settings a caller applies itself.
 	Resume string
+	// RetryErrors, on a resume, asks again the items stored as failed (a
+	// retry replaces the failure; the spend of both attempts is kept).
+	// Items that failed on our side (a local write error) are asked again
+	// on every resume.
+	RetryErrors bool
 	// Name labels a new run.
 	Name string
 	// ProviderKind, BaseURL and Version are recorded with the run.
 	ProviderKind string
 	BaseURL      string
 	Version      string
-	// Settings are recorded with the run (JSON object fields).
-	Settings map[string]any
+	// Settings are recorded with the run so a resume restores them (the
+	// runner fills in Repeat, Concurrency and MaxCostUSD). On a resume,
+	// zero Settings keep the stored ones; otherwise the settings a resume
+	// may not change (model, repeat, fresh, offline, field mapping) must
+	// match, and the rest replace the stored ones.
+	Settings Settings
+	// LeaseTTL is how long the run's lease lasts between heartbeats
+	// (default store.DefaultLeaseTTL; renewed every third of it). A run
+	// whose process dies reads as interrupted once it lapses, at once on
+	// the same host.
+	LeaseTTL time.Duration
 	// Grace is how long in-flight calls may finish after a stop (default
 	// 3s); later ones are abandoned and redone on resume.
 	Grace time.Duration
@@ -75,8 +93,12 @@ type Progress struct {
 	// ItemsPerSec is this session's rate.
 	ItemsPerSec float64       `json:"items_per_sec"`
 	ETA         time.Duration `json:"eta_ns"`
-	Tokens      int64         `json:"input_tokens"`
-	CostUSD     float64       `json:"cost_usd"`
+	// Tokens and CostUSD are all this run has spent, stored or not.
+	Tokens  int64   `json:"input_tokens"`
+	CostUSD float64 `json:"cost_usd"`
+	// Unstored counts answers paid for but not stored (the database
+	// failed under them); their spend is in Tokens and CostUSD.
+	Unstored int `json:"unstored,omitempty"`
 	// Final marks the last event of a run.
 	Final bool `json:"final,omitempty"`
 }
@@ -118,7 +140,9 @@ func (e *errCostCap) Error() string {
 	return fmt.Sprintf("spend cap $%.4f reached ($%.4f spent or committed); raise --max-cost to continue", e.cap, e.spent)
 }
 
-// fatalError stops a run on an error every further request would repeat.
+// fatalError stops a run on an error every further request would repeat
+// (a rejected key), or on a local failure that must stop the spending (a
+// fixture file or database that cannot be written).
 type fatalError struct{ err error }
 
 func (e *fatalError) Error() string { return e.err.Error() }
@@ -187,6 +211,9 @@ func (c *Config) defaults() error {
 	if c.MaxCostUSD < 0 {
 		return fmt.Errorf("run: max cost $%g is negative", c.MaxCostUSD)
 	}
+	if c.LeaseTTL <= 0 {
+		c.LeaseTTL = store.DefaultLeaseTTL
+	}
 	return nil
 }
 
@@ -223,6 +250,7 @@ func Run(ctx context.Context, cfg Config, progress chan<- Progress) (string, err
 	if progress != nil {
 		defer close(progress)
 	}
+	givenConcurrency, givenSettings := cfg.Concurrency > 0, !cfg.Settings.isZero()
 	if err := cfg.defaults(); err != nil {
 		return "", err
 	}
@@ -257,6 +285,7 @@ func Run(ctx context.Context, cfg Config, progress chan<- Progress) (string, err
 
 	var run *store.Run
 	done := map[store.ItemKey]bool{}
+	owner := store.NewLeaseOwner()
 	if cfg.Resume != "" {
 		run, err = db.ResolveRun(ctx, cfg.Resume)
 		if err != nil {
@@ -270,47 +299,109 @@ func Run(ctx context.Context, cfg Config, progress chan<- Progress) (string, err
 			return run.ID, &InputError{fmt.Errorf("resume %s: the dataset changed since the run started (snapshot %.12s, now %.12s); use the same data, or start a new run without --resume",
 				run.ID, run.DatasetHash, dsHash)}
 		}
-		if run.Status == store.StatusDone {
+		if run.Status == store.StatusDone && !(cfg.RetryErrors && run.Errors > 0) {
 			return run.ID, nil
 		}
-		cfg.Repeat = run.Repeat
-		if done, err = db.DoneItems(ctx, run.ID); err != nil {
-			return run.ID, err
+		stored, err := ParseSettings(run)
+		if err != nil {
+			return run.ID, &InputError{err}
 		}
-		if err := db.MarkRun(ctx, run.ID, store.StatusRunning, ""); err != nil {
+		if cfg.Repeat > 1 && cfg.Repeat != run.Repeat {
+			return run.ID, &InputError{fmt.Errorf("resume %s: the run asks every item %d times; --repeat cannot change on a resume", run.ID, run.Repeat)}
+		}
+		cfg.Repeat = run.Repeat
+		if !givenConcurrency && stored.Concurrency > 0 {
+			cfg.Concurrency = stored.Concurrency
+		}
+		if cfg.MaxCostUSD == 0 {
+			cfg.MaxCostUSD = stored.MaxCostUSD
+		}
+		want := stored
+		if givenSettings {
+			want = cfg.Settings
+			want.Repeat = cfg.Repeat
+			// A caller that does not record the files (the workbench)
+			// keeps those the run recorded.
+			if want.Set == "" {
+				want.Set = stored.Set
+			}
+			if want.Data == "" {
+				want.Data = stored.Data
+			}
+			if d := stored.fixedDiff(want); d != "" {
+				return run.ID, &InputError{fmt.Errorf("resume %s: the run was started with other settings (%s); resume it with the settings it started with", run.ID, d)}
+			}
+		}
+		want.Repeat, want.Concurrency, want.MaxCostUSD = cfg.Repeat, cfg.Concurrency, cfg.MaxCostUSD
+		cfg.Settings = want
+		if run, err = db.AcquireRun(ctx, run.ID, owner, cfg.LeaseTTL); err != nil {
+			if errors.Is(err, store.ErrRunBusy) {
+				return cfg.Resume, &InputError{err}
+			}
+			return cfg.Resume, err
+		}
+		if !reflect.DeepEqual(want, stored) {
+			sj, err := jsonMarshal(want)
+			if err == nil {
+				err = db.SetRunSettings(ctx, run.ID, sj)
+			}
+			if err != nil {
+				_ = db.FinishLease(dbCtx, run.ID, owner, store.StatusInterrupted, "resume failed: "+err.Error())
+				return run.ID, err
+			}
+		}
+		if done, err = db.DoneItems(ctx, run.ID); err == nil {
+			var failed map[store.ItemKey]string
+			if failed, err = db.FailedKeys(ctx, run.ID); err == nil {
+				for k, kind := range failed {
+					if cfg.RetryErrors || kind == string(provider.KindLocal) {
+						delete(done, k)
+					}
+				}
+			}
+		}
+		if err != nil {
+			_ = db.FinishLease(dbCtx, run.ID, owner, store.StatusInterrupted, "resume failed: "+err.Error())
 			return run.ID, err
 		}
 	} else {
-		settings := map[string]any{"concurrency": cfg.Concurrency}
-		if cfg.MaxCostUSD > 0 {
-			settings["max_cost_usd"] = cfg.MaxCostUSD
+		settings := cfg.Settings
+		settings.Repeat, settings.Concurrency, settings.MaxCostUSD = cfg.Repeat, cfg.Concurrency, cfg.MaxCostUSD
+		cfg.Settings = settings
+		sj, err := jsonMarshal(settings)
+		if err != nil {
+			return "", err
 		}
-		for k, v := range cfg.Settings {
-			settings[k] = v
-		}
-		sj, _ := jsonMarshal(settings)
 		run, err = db.CreateRun(ctx, store.NewRun{
 			Name: cfg.Name, SetHash: setHash, SetName: cfg.Set.Title(), SetPath: cfg.Set.Path,
 			DatasetHash: dsHash, DatasetPath: cfg.DatasetPath, ProviderKind: cfg.ProviderKind, BaseURL: cfg.BaseURL,
 			Model: cfg.Set.ModelName(), Repeat: cfg.Repeat, Total: n * cfg.Repeat, Version: cfg.Version, Settings: sj,
+			LeaseOwner: owner, LeaseTTL: cfg.LeaseTTL,
 		})
 		if err != nil {
 			return "", err
 		}
 	}
-	e := &engine{cfg: &cfg, run: run, done: done, total: n * cfg.Repeat, progress: progress,
+	e := &engine{cfg: &cfg, run: run, owner: owner, done: done, total: n * cfg.Repeat, progress: progress,
 		budget: budget{cap: cfg.MaxCostUSD, spent: run.CostUSD}}
 	e.stored, e.errors, e.tokens, e.cost = run.Done, run.Errors, run.InputTokens, run.CostUSD
 	return run.ID, e.execute(ctx, dbCtx, src)
 }
 
 type engine struct {
-	cfg      *Config
-	run      *store.Run
-	done     map[store.ItemKey]bool
-	total    int
-	progress chan<- Progress
-	budget   budget
+	cfg   *Config
+	run   *store.Run
+	owner string // the run's lease
+	// lost counts answers the provider sent (and billed) that could not
+	// be stored: their spend still counts against the cap and is reported.
+	lostMu     sync.Mutex
+	lost       int
+	lostTokens int64
+	lostCost   float64
+	done       map[store.ItemKey]bool
+	total      int
+	progress   chan<- Progress
+	budget     budget
 
 	// Counters owned by the writer goroutine (read for the final event
 	// after it exits).
@@ -343,6 +434,26 @@ func (e *engine) execute(ctx, dbCtx context.Context, src func(fn func(dataset.It
 	}()
 	callCtx := store.WithRunID(baseCtx, e.run.ID)
 	freshCtx := provider.WithFresh(callCtx)
+
+	// Heartbeat: renew the run's lease while it runs, so a run whose
+	// process died reads as interrupted rather than running forever.
+	hbDone := make(chan struct{})
+	defer close(hbDone)
+	go func() {
+		t := time.NewTicker(cfg.LeaseTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-hbDone:
+				return
+			case <-t.C:
+				err := cfg.DB.RenewLease(dbCtx, e.run.ID, e.owner, cfg.LeaseTTL)
+				if errors.Is(err, store.ErrLeaseLost) || store.IsCorrupt(err) {
+					stop(&fatalError{err})
+				}
+			}
+		}
+	}()
 
 	tasks := make(chan task, cfg.Concurrency)
 	results := make(chan store.ItemResult, cfg.Concurrency*2)
@@ -413,13 +524,16 @@ func (e *engine) execute(ctx, dbCtx context.Context, src func(fn func(dataset.It
 		cause = nil
 	}
 	db := e.cfg.DB
+	finish := func(status store.Status, reason string) error {
+		return db.FinishLease(dbCtx, e.run.ID, e.owner, status, reason)
+	}
 	var final error
 	switch {
 	case writeErr != nil:
-		_ = db.FinishRun(dbCtx, e.run.ID, store.StatusFailed, writeErr.Error())
-		final = writeErr
+		_ = finish(store.StatusFailed, writeErr.Error())
+		final = fmt.Errorf("run %s stopped: %w", e.run.ID, writeErr)
 	case cause == nil:
-		if err := db.FinishRun(dbCtx, e.run.ID, store.StatusDone, ""); err != nil {
+		if err := finish(store.StatusDone, ""); err != nil {
 			final = err
 		}
 	default:
@@ -427,25 +541,68 @@ func (e *engine) execute(ctx, dbCtx context.Context, src func(fn func(dataset.It
 		var fatal *fatalError
 		switch {
 		case errors.As(cause, &capErr):
-			_ = db.FinishRun(dbCtx, e.run.ID, store.StatusInterrupted, capErr.Error())
+			_ = finish(store.StatusInterrupted, capErr.Error())
 			final = &InterruptedError{RunID: e.run.ID, Reason: capErr.Error()}
 		case errors.As(cause, &fatal):
-			_ = db.FinishRun(dbCtx, e.run.ID, store.StatusFailed, fatal.Error())
+			_ = finish(store.StatusFailed, fatal.Error())
 			final = fmt.Errorf("run %s stopped: %w", e.run.ID, fatal.err)
 		case ctx.Err() != nil:
 			reason := "canceled"
 			if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
 				reason = "deadline exceeded"
 			}
-			_ = db.FinishRun(dbCtx, e.run.ID, store.StatusInterrupted, reason)
+			_ = finish(store.StatusInterrupted, reason)
 			final = &InterruptedError{RunID: e.run.ID, Reason: reason}
 		default:
-			_ = db.FinishRun(dbCtx, e.run.ID, store.StatusFailed, cause.Error())
+			_ = finish(store.StatusFailed, cause.Error())
 			final = fmt.Errorf("run %s: %w", e.run.ID, cause)
 		}
 	}
+	if n, tokens, cost := e.lostSpend(); n > 0 {
+		final = &LostError{RunID: e.run.ID, Answers: n, InputTokens: tokens, CostUSD: cost, Err: final}
+	}
 	e.emit(true)
 	return final
+}
+
+// LostError wraps the error a run stopped with when some answers the
+// provider sent (and billed) could not be stored: the database failed
+// under them. Their spend is in the final Progress and here, but not in
+// the stored run.
+type LostError struct {
+	RunID       string
+	Answers     int
+	InputTokens int64
+	CostUSD     float64
+	Err         error
+}
+
+// Error says what was spent and not stored, then why the run stopped.
+func (e *LostError) Error() string {
+	msg := fmt.Sprintf("run %s: %d answers the provider sent ($%.4f, %d input tokens) could not be stored and are not in the run's totals",
+		e.RunID, e.Answers, e.CostUSD, e.InputTokens)
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Unwrap returns the error the run stopped with.
+func (e *LostError) Unwrap() error { return e.Err }
+
+// lose counts an answer that was paid for but not stored.
+func (e *engine) lose(tokens int64, cost float64) {
+	e.lostMu.Lock()
+	defer e.lostMu.Unlock()
+	e.lost++
+	e.lostTokens += tokens
+	e.lostCost += cost
+}
+
+func (e *engine) lostSpend() (int, int64, float64) {
+	e.lostMu.Lock()
+	defer e.lostMu.Unlock()
+	return e.lost, e.lostTokens, e.lostCost
 }
 
 // ask asks one job under ctx and returns its stored form, or false when
@@ -465,23 +622,39 @@ func (e *engine) ask(ctx, callCtx, stopCtx context.Context, j job, stop context.
 	}
 	t0 := time.Now()
 	res, err := cfg.Provider.Ask(ctx, req)
-	if err != nil && callCtx.Err() != nil {
-		// Abandoned at a stop: not stored, asked again on resume.
-		e.budget.settle(held, 0)
-		return store.ItemResult{}, false
-	}
+	// Whatever the provider billed counts, answered, failed or abandoned.
 	actual := 0.0
+	var tokens int64
 	if res != nil {
-		actual = res.CostUSD
+		actual, tokens = res.CostUSD, res.Usage.InputTokens
 	}
 	e.budget.settle(held, actual)
+	if err != nil && callCtx.Err() != nil {
+		// Abandoned at a stop: not stored, asked again on resume.
+		if actual > 0 || tokens > 0 {
+			e.lose(tokens, actual)
+		}
+		return store.ItemResult{}, false
+	}
 	if err != nil {
 		switch provider.KindOf(err) {
 		case provider.KindAuth:
 			stop(&fatalError{err})
+			if actual > 0 || tokens > 0 {
+				e.lose(tokens, actual)
+			}
 			return store.ItemResult{}, false
+		case provider.KindLocal:
+			// A fixture file or the database could not be written: stop
+			// the spending. The item is stored as failed with what it
+			// cost (if the database still takes it) and asked again on
+			// resume, from the database's copy where it has one.
+			stop(&fatalError{err})
 		case provider.KindCanceled:
 			if stopCtx.Err() != nil {
+				if actual > 0 || tokens > 0 {
+					e.lose(tokens, actual)
+				}
 				return store.ItemResult{}, false
 			}
 		}
@@ -496,25 +669,35 @@ func (e *engine) write(ctx context.Context, results <-chan store.ItemResult, sto
 	tick := time.NewTicker(cfg.FlushEvery)
 	defer tick.Stop()
 	var werr error
+	retrying := e.cfg.RetryErrors || len(e.done) < e.run.Done
 	flush := func() {
-		if len(batch) == 0 || werr != nil {
+		if len(batch) == 0 {
+			return
+		}
+		if werr != nil {
+			for i := range batch {
+				e.lose(batch[i].Usage.InputTokens, batch[i].CostUSD)
+			}
 			batch = batch[:0]
 			return
 		}
 		added, err := cfg.DB.SaveItems(ctx, e.run.ID, batch)
 		if err != nil {
 			werr = err
-			stop(err)
+			stop(&fatalError{err})
+			for i := range batch {
+				e.lose(batch[i].Usage.InputTokens, batch[i].CostUSD)
+			}
 			batch = batch[:0]
 			return
 		}
-		if added == len(batch) {
+		if added == len(batch) && !retrying {
 			for i := range batch {
 				e.count(&batch[i])
 			}
 		} else {
-			// Some were stored already (cannot happen within one process
-			// unless a second one resumes the same run); recount exactly.
+			// Some were stored already, or replaced stored failures (a
+			// retry): recount exactly.
 			if r, err := cfg.DB.Run(ctx, e.run.ID); err == nil {
 				e.stored, e.errors, e.tokens, e.cost = r.Done, r.Errors, r.InputTokens, r.CostUSD
 			}
@@ -555,7 +738,9 @@ func (e *engine) emit(final bool) {
 	if e.progress == nil {
 		return
 	}
-	p := Progress{RunID: e.run.ID, Done: e.stored, Total: e.total, Errors: e.errors, Tokens: e.tokens, CostUSD: e.cost, Final: final}
+	n, lostTokens, lostCost := e.lostSpend()
+	p := Progress{RunID: e.run.ID, Done: e.stored, Total: e.total, Errors: e.errors, Tokens: e.tokens + lostTokens, CostUSD: e.cost + lostCost,
+		Unstored: n, Final: final}
 	if el := time.Since(e.started).Seconds(); el > 0 && e.sessionDone > 0 {
 		p.ItemsPerSec = float64(e.sessionDone) / el
 		if rem := e.total - e.stored; rem > 0 {
@@ -600,6 +785,11 @@ func (e *engine) result(j job, res *provider.Result, err error, wall time.Durati
 			r.Attempts, r.RequestID = pe.Attempts, pe.RequestID
 		}
 		r.LatencyMS = ms(wall)
+		if res != nil {
+			// The provider billed for it even though it failed (an answer
+			// that could not be recorded, say): the spend is kept.
+			r.Usage, r.CostUSD = res.Usage, res.CostUSD
+		}
 		for i := range r.Answers {
 			r.Answers[i].ErrKind, r.Answers[i].ErrMsg = kind, r.ErrMsg
 		}

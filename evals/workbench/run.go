@@ -41,8 +41,11 @@ type RunTemplate struct {
 	Repeat int
 	// MaxCostUSD caps the run's cost (0 = none).
 	MaxCostUSD float64
-	// Settings are extra settings recorded with the run.
-	Settings map[string]any
+	// Settings are recorded with the run so a resume restores them (the
+	// set and dataset files, the model override, fixtures, field mapping);
+	// Config fills in RPS, Timeout, Fresh and Offline from the template,
+	// and the runner Repeat, Concurrency and MaxCostUSD.
+	Settings runner.Settings
 }
 
 // RunSpec is one run to start from a template.
@@ -58,14 +61,14 @@ type RunSpec struct {
 	Source func(fn func(dataset.Item) error) error
 	// Name labels a new run; Resume names a stored run to continue.
 	Name, Resume string
+	// RetryErrors, with Resume, asks again the items that failed.
+	RetryErrors bool
 }
 
 // Config builds the runner configuration of spec from the template.
 func (t *RunTemplate) Config(spec RunSpec) runner.Config {
-	settings := map[string]any{"rps": t.RPS, "timeout": t.Timeout.String(), "fresh": t.Fresh, "offline": t.Offline}
-	for k, v := range t.Settings {
-		settings[k] = v
-	}
+	settings := t.Settings
+	settings.RPS, settings.Timeout, settings.Fresh, settings.Offline = t.RPS, runner.Duration(t.Timeout), t.Fresh, t.Offline
 	// A dataset file is recorded by its absolute path, so `jevlab runs`
 	// shows where it lives whichever directory the run started from; a
 	// name that is no file here (the shipped example's embedded dataset)
@@ -81,7 +84,7 @@ func (t *RunTemplate) Config(spec RunSpec) runner.Config {
 	return runner.Config{
 		Set: spec.Set, Items: spec.Items, Source: spec.Source, DatasetPath: path,
 		Provider: t.Provider, DB: t.DB, Repeat: t.Repeat, Concurrency: t.Concurrency,
-		MaxCostUSD: t.MaxCostUSD, Resume: spec.Resume, Name: spec.Name,
+		MaxCostUSD: t.MaxCostUSD, Resume: spec.Resume, RetryErrors: spec.RetryErrors, Name: spec.Name,
 		ProviderKind: t.ProviderKind, BaseURL: t.BaseURL, Version: t.Version, Settings: settings,
 	}
 }

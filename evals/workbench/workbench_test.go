@@ -241,7 +241,7 @@ func TestTemplateRecordsTheResolvedDataset(t *testing.T) {
 	if cfg := tmpl.Config(RunSpec{Set: mustSet(t, triage), DatasetPath: "fixtures/banking77/dataset.jsonl"}); cfg.DatasetPath != "fixtures/banking77/dataset.jsonl" {
 		t.Fatalf("embedded dataset path %q", cfg.DatasetPath)
 	}
-	if cfg.Version != "v9" || cfg.Concurrency != 3 || cfg.ProviderKind != "offline" || cfg.Settings["rps"] != 7.0 || cfg.Settings["fresh"] != true {
+	if cfg.Version != "v9" || cfg.Concurrency != 3 || cfg.ProviderKind != "offline" || cfg.Settings.RPS != 7.0 || !cfg.Settings.Fresh {
 		t.Fatalf("%+v", cfg)
 	}
 	progress := make(chan Progress, 1)
