@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/jevlab/jevlab/evals/runner"
+	"github.com/jevlab/jevlab/internal/testutil"
+	"github.com/jevlab/jevlab/provider/fixtures"
 	"github.com/jevlab/jevlab/provider/standin"
 	"github.com/jevlab/jevlab/store"
 )
@@ -263,8 +265,10 @@ func TestReadCommandsOpenTheDatabaseReadOnly(t *testing.T) {
 // TestEvalOnAFullFixtureDiskStopsAndCountsEverySpend records to a fixture
 // file on a 64 KB tmpfs (root only; skipped elsewhere): the run stops at
 // the first write that fails, is marked failed with the reason, and counts
-// every answer the stand-in sent. The old build went on through all 2,000
-// items reporting the cost of the few it could record.
+// every answer the server sent. The server replays real Jev recordings
+// (banking77, ~9 KB an exchange), so the answers are recordable. The old
+// build went on through all 500 items reporting the cost of the few it
+// could record.
 func TestEvalOnAFullFixtureDiskStopsAndCountsEverySpend(t *testing.T) {
 	isolate(t)
 	if os.Geteuid() != 0 {
@@ -275,13 +279,17 @@ func TestEvalOnAFullFixtureDiskStopsAndCountsEverySpend(t *testing.T) {
 		t.Skipf("cannot mount a tmpfs: %v %s", err, out)
 	}
 	t.Cleanup(func() { exec.Command("umount", "-l", mnt).Run() })
-	srv, url := startStandin(t, standin.Config{Synthetic: true})
+	root := filepath.Join(testutil.RepoRoot(t), "fixtures", "banking77")
+	exs, _, err := fixtures.ReadFile(filepath.Join(root, "recorded.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, url := startStandin(t, standin.Config{Exchanges: exs})
 	dir := t.TempDir()
-	setPath, dataPath := writeGenerated(t, dir, 2000)
 	dbPath := filepath.Join(dir, "full.db")
 	rec := filepath.Join(mnt, "recorded.jsonl")
-	code, out, errOut := runJevlab(t, "eval", setPath, "--data", dataPath, "--base-url", url, "--db", dbPath, "--rps", "0",
-		"--concurrency", "4", "--fixtures", rec, "--max-cost", "1")
+	code, out, errOut := runJevlab(t, "eval", filepath.Join(root, "questions.yaml"), "--base-url", url, "--db", dbPath, "--rps", "0",
+		"--concurrency", "4", "--fresh", "--fixtures", rec, "--max-cost", "1")
 	if code != 1 || !strings.Contains(errOut, "no space left on device") || !strings.Contains(errOut, "resume with: jevlab eval") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
@@ -290,7 +298,7 @@ func TestEvalOnAFullFixtureDiskStopsAndCountsEverySpend(t *testing.T) {
 	if r.Status != store.StatusFailed || !strings.Contains(r.Reason, "no space left") {
 		t.Errorf("run %s (%q), want failed", r.Status, r.Reason)
 	}
-	if st.Requests > 400 {
+	if st.Requests > 40 {
 		t.Errorf("%d requests were sent; the run must stop at the first failed write", st.Requests)
 	}
 	db, _ := store.OpenReadOnly(dbPath)
@@ -302,8 +310,8 @@ func TestEvalOnAFullFixtureDiskStopsAndCountsEverySpend(t *testing.T) {
 		}
 		return nil
 	})
-	if int64(billed) != st.OK || int64(r.Done) != st.OK {
-		t.Errorf("the stand-in answered %d requests; the run stored %d items, %d of them with their cost", st.OK, r.Done, billed)
+	if int64(billed) != st.OK || int64(r.Done) != st.OK || r.Errors == 0 {
+		t.Errorf("the server answered %d requests; the run stored %d items (%d failed), %d of them with their cost", st.OK, r.Done, r.Errors, billed)
 	}
-	t.Logf("stopped after %d requests: %d items stored, %d failed on the write, $%.6f", st.Requests, r.Done, r.Errors, r.CostUSD)
+	t.Logf("stopped after %d requests: %d items stored, %d failed on the write, %d tokens $%.6f", st.Requests, r.Done, r.Errors, r.InputTokens, r.CostUSD)
 }
