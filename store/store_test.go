@@ -143,10 +143,12 @@ func TestSaveItemsRoundTripAndIdempotent(t *testing.T) {
 	if err != nil || n != 2 {
 		t.Fatalf("SaveItems = %d, %v; want 2", n, err)
 	}
-	// The same items again (a resume that re-saves) plus one new.
+	// The same answered item again (a resume that re-saves) is skipped;
+	// the failure saved again replaces the stored one (a retry that failed
+	// again, spending nothing here); plus one new.
 	n, err = db.SaveItems(ctx, r.ID, []ItemResult{sampleItem("i1", 0, 0, 0.99), failed, sampleItem("i3", 2, 0, 0.5)})
-	if err != nil || n != 1 {
-		t.Fatalf("second SaveItems = %d, %v; want 1", n, err)
+	if err != nil || n != 2 {
+		t.Fatalf("second SaveItems = %d, %v; want 2 (i2 replaced, i3 new)", n, err)
 	}
 	got, err := db.Run(ctx, r.ID)
 	if err != nil {

@@ -146,6 +146,11 @@ func (a *app) eval(ctx context.Context, path string, o evalOptions, changed func
 			fmt.Fprintf(a.stderr, "jevlab: resume %s: %s\n", run.ID, n)
 		}
 		a.applySettings(merged, &o)
+		if merged.Record != "" && !changed("record") {
+			// Named, since the path comes from the database, not this
+			// command line.
+			fmt.Fprintf(a.stderr, "jevlab: resume %s: recording new answers to %s, as the run did (--record PATH to choose another)\n", run.ID, merged.Record)
+		}
 		if path == "" {
 			if merged.Set == "" {
 				return usageErr(fmt.Errorf("resume %s: the run does not record its question-set file; give it: jevlab eval FILE --resume %s", run.ID, run.ID))
@@ -337,13 +342,17 @@ func (a *app) runSettings(setPath, dataPath string, o evalOptions) runner.Settin
 	for _, f := range a.fixtures {
 		s.Fixtures = append(s.Fixtures, absPath(f))
 	}
+	for _, d := range a.allowPaths {
+		s.AllowPaths = append(s.AllowPaths, absPath(d))
+	}
+	s.Record = absPath(a.record)
 	return s
 }
 
 // applySettings puts a resumed run's settings back into the flags.
 func (a *app) applySettings(s runner.Settings, o *evalOptions) {
 	a.model, a.fresh, a.offline, a.rps, a.timeout = s.Model, s.Fresh, s.Offline, s.RPS, time.Duration(s.Timeout)
-	a.fixtures = s.Fixtures
+	a.fixtures, a.record, a.allowPaths = s.Fixtures, s.Record, s.AllowPaths
 	if s.Concurrency > 0 {
 		a.concurrency = s.Concurrency
 	}

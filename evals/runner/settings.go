@@ -30,8 +30,12 @@ type Settings struct {
 	Labels      []string `json:"labels,omitempty"`
 	// Model overrides the set's model (--model); "" keeps the set's.
 	Model string `json:"model_override,omitempty"`
-	// Fixtures are the fixture files named on the command line, absolute.
-	Fixtures []string `json:"fixtures,omitempty"`
+	// Fixtures are the fixture files named on the command line, absolute;
+	// Record is the fixture file new answers were appended to (--record),
+	// and AllowPaths the folders a set's paths may name (--allow-path).
+	Fixtures   []string `json:"fixtures,omitempty"`
+	Record     string   `json:"record,omitempty"`
+	AllowPaths []string `json:"allow_paths,omitempty"`
 	// Fresh skips the answer cache; Offline never calls out.
 	Fresh   bool `json:"fresh"`
 	Offline bool `json:"offline"`
@@ -114,6 +118,8 @@ const (
 	FlagLabel       = "label"
 	FlagModel       = "model"
 	FlagFixtures    = "fixtures"
+	FlagRecord      = "record"
+	FlagAllowPath   = "allow-path"
 	FlagFresh       = "fresh"
 	FlagOffline     = "offline"
 	FlagRPS         = "rps"
@@ -127,8 +133,9 @@ const (
 // resume: given holds the values, and changed says which were given. A
 // setting given with the stored value changes nothing. One that differs
 // either overrides (throughput and budget: concurrency, rps, timeout,
-// max-cost; and where the inputs are read from: data, fixtures — the run
-// still checks their content is the run's), with a note saying so, or is
+// max-cost; and where the inputs are read from and answers recorded to:
+// data, fixtures, record, allow-path — the run still checks the set's and
+// the dataset's content is the run's), with a note saying so, or is
 // refused, because it would change what the run measures (model, repeat,
 // fresh, offline, the dataset field mapping).
 func (s Settings) Merge(given Settings, changed func(flag string) bool) (Settings, []string, error) {
@@ -155,6 +162,9 @@ func (s Settings) Merge(given Settings, changed func(flag string) bool) (Setting
 	override(FlagData, given.Data != s.Data, orNone(s.Data), given.Data, func() { out.Data = given.Data })
 	override(FlagFixtures, !slices.Equal(given.Fixtures, s.Fixtures), orNone(strings.Join(s.Fixtures, ",")), orNone(strings.Join(given.Fixtures, ",")),
 		func() { out.Fixtures = given.Fixtures })
+	override(FlagRecord, given.Record != s.Record, orNone(s.Record), orNone(given.Record), func() { out.Record = given.Record })
+	override(FlagAllowPath, !slices.Equal(given.AllowPaths, s.AllowPaths), orNone(strings.Join(s.AllowPaths, ",")), orNone(strings.Join(given.AllowPaths, ",")),
+		func() { out.AllowPaths = given.AllowPaths })
 	override(FlagConcurrency, given.Concurrency != s.Concurrency, fmt.Sprint(s.Concurrency), fmt.Sprint(given.Concurrency),
 		func() { out.Concurrency = given.Concurrency })
 	override(FlagRPS, given.RPS != s.RPS, fmt.Sprint(s.RPS), fmt.Sprint(given.RPS), func() { out.RPS = given.RPS })
@@ -212,5 +222,5 @@ func (s Settings) fixedDiff(o Settings) string {
 
 func (s Settings) isZero() bool {
 	return s.Set == "" && s.Data == "" && s.IDField == "" && s.StateField == "" && s.StateFields == "" && len(s.Labels) == 0 && s.Model == "" &&
-		len(s.Fixtures) == 0 && s.ImportedFrom == "" && s.Source == "" && !s.Fresh && !s.Offline && s.RPS == 0 && s.Timeout == 0 && s.Repeat == 0 && s.Concurrency == 0 && s.MaxCostUSD == 0
+		len(s.Fixtures) == 0 && s.Record == "" && len(s.AllowPaths) == 0 && s.ImportedFrom == "" && s.Source == "" && !s.Fresh && !s.Offline && s.RPS == 0 && s.Timeout == 0 && s.Repeat == 0 && s.Concurrency == 0 && s.MaxCostUSD == 0
 }
