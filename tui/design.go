@@ -5,6 +5,7 @@ import (
 	"context"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/spinner"
@@ -87,6 +88,7 @@ type designModel struct {
 	pending bool // a run asked for before the provider was ready
 	cancel  context.CancelFunc
 	seq     int
+	started time.Time
 	spin    spinner.Model
 
 	// notice is a message said in full (wrapped, never cut) above the

@@ -44,6 +44,7 @@ func (d *designModel) run() tea.Cmd {
 	d.cancel, d.running = cancel, true
 	d.seq++
 	seq, prov := d.seq, d.e.prov
+	d.started = d.e.now() // the workbench's clock (fixed in tests)
 	d.e.say("running %d question(s)…", len(req.Questions))
 	ask := func() tea.Msg {
 		defer cancel()
@@ -103,7 +104,7 @@ func (d *designModel) finishRun(msg runDoneMsg) {
 	case len(msg.asked.Failed) > 0:
 		e.fail("%d answered, %d failed (see the chart)", len(res.Answers), len(msg.asked.Failed))
 	default:
-		e.say("%d answered in %s", len(res.Answers), msg.asked.Elapsed.Round(time.Millisecond))
+		e.say("%d answered in %s", len(res.Answers), d.e.now().Sub(d.started).Round(time.Millisecond))
 	}
 	d.updateConfidence()
 }
