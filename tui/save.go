@@ -213,13 +213,14 @@ func (d *designModel) saved2(msg savedMsg) {
 		e.say("saved %s and rewrote %d label(s) in %s", shown, msg.rewrote, filepath.Base(e.sess.Dataset.Path))
 	case msg.kept:
 		e.sess.ForgetRenames()
-		_, stale := e.sess.Labelled(e.items)
 		e.say("saved %s; the dataset keeps its labels", shown)
-		if len(stale) > 0 {
-			d.notice, d.noticeBad = workbench.StaleSummary(stale, 5)+". jevlab lint and jevlab eval say the same; fix the dataset or rename the options back.", true
-		}
 	default:
 		e.say("saved %s", shown)
+	}
+	// Labels the set as saved no longer has (kept after a rename, or an
+	// option deleted): the sentence lint and eval print too.
+	if _, stale := e.sess.Labelled(e.items); len(stale) > 0 {
+		d.notice, d.noticeBad = workbench.StaleSummary(stale, 5)+". jevlab lint and jevlab eval report the same; fix the dataset or the options.", true
 	}
 	if d.saved != "" && d.saved == msg.path {
 		d.notice, d.noticeBad = "Saved the example to "+termsafe.String(filepath.Dir(msg.path))+". Reopen it with: jevlab "+termsafe.String(msg.path), false
