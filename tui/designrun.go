@@ -153,4 +153,3 @@ func (d *designModel) standInStarted(msg standInMsg) tea.Cmd {
 	d.notice, d.noticeBad = "The stand-in answers for this session: questions without a recording get synthetic answers marked "+workbench.StandInModel+" (not Jev's); they are never written to a fixture file.", false
 	return d.run()
 }
-

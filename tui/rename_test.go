@@ -302,4 +302,3 @@ func countLabel(items []workbench.Item, q, text string) int {
 	}
 	return n
 }
-
