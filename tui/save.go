@@ -233,5 +233,5 @@ func (d *designModel) farewell() string {
 	if d.saved == "" {
 		return ""
 	}
-	return fmt.Sprintf("jevlab: the example was saved to %s; reopen it with: jevlab %s", filepath.Dir(d.saved), d.saved)
+	return fmt.Sprintf("jevlab: the example was saved to %s; reopen it with:\n  jevlab %s", filepath.Dir(d.saved), d.saved)
 }
