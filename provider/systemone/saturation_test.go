@@ -126,9 +126,10 @@ func BenchmarkRateLimitSaturation(b *testing.B) {
 	}
 }
 
-// TestAdaptiveRate pins the AIMD rule: a 429 cuts the rate to 0.8 of the
-// measured success rate at most once per second, successes raise it
-// linearly, never above the configured ceiling.
+// TestAdaptiveRate pins the AIMD rule: while 429s are at least a quarter
+// of the last second's answers, a 429 cuts the rate to 0.8 of the measured
+// success rate at most once per second; successes raise it linearly, never
+// above the configured ceiling.
 func TestAdaptiveRate(t *testing.T) {
 	a := newAdaptive(500)
 	t0 := time.Unix(1000, 0)
@@ -138,7 +139,14 @@ func TestAdaptiveRate(t *testing.T) {
 	if r := a.rate(); r != 500 {
 		t.Fatalf("rate %v before any 429, want the ceiling", r)
 	}
-	a.slowDown(t0.Add(time.Second))
+	// One 429 among 50 answers is retried, not a rate signal.
+	a.slowDown(t0.Add(990 * time.Millisecond))
+	if r := a.rate(); r != 500 {
+		t.Fatalf("one 429 in 51 answers cut the rate to %v", r)
+	}
+	for i := 0; i < 20; i++ { // then 21 of ~70 answers are 429s: too fast
+		a.slowDown(t0.Add(time.Second))
+	}
 	if r := a.rate(); r < 35 || r > 41 {
 		t.Fatalf("after a 429 with 45-50 successes in the last second: rate %v, want 36-40", r)
 	}
@@ -160,5 +168,25 @@ func TestAdaptiveRate(t *testing.T) {
 	b.slowDown(t0)
 	if r := b.rate(); r != 8 {
 		t.Fatalf("first 429 with nothing measured: rate %v, want 8", r)
+	}
+}
+
+// A server answering a steady 10% of requests 429 whatever the rate (not
+// a rate limit) must not spiral the client's rate down: each 429 is
+// retried, the rate stays where it is.
+func TestAdaptiveRateIgnoresSteadyRandom429s(t *testing.T) {
+	a := newAdaptive(200)
+	t0 := time.Unix(1000, 0)
+	// 60 seconds at 200 answers/s, every tenth a 429.
+	for i := 0; i < 60*200; i++ {
+		now := t0.Add(time.Duration(i) * 5 * time.Millisecond)
+		if i%10 == 9 {
+			a.slowDown(now)
+		} else {
+			a.success(now)
+		}
+	}
+	if r := a.rate(); r < 150 {
+		t.Fatalf("rate %v after a minute of 10%% random 429s, want it near the ceiling 200", r)
 	}
 }
