@@ -37,7 +37,7 @@ func (s *Set) Clone() *Set {
 	if s.Settings != nil {
 		c.Settings = make(map[string]Settings, len(s.Settings))
 		for k, v := range s.Settings {
-			c.Settings[k] = Settings{Threshold: clonePtr(v.Threshold), MinConfidence: clonePtr(v.MinConfidence)}
+			c.Settings[k] = Settings{Threshold: clonePtr(v.Threshold), MinConfidence: clonePtr(v.MinConfidence), Negation: cloneRaw(v.Negation)}
 		}
 	}
 	if s.Gates != nil {
@@ -309,7 +309,7 @@ func (s *Set) SetType(id string, t provider.QuestionType) error {
 		if t == provider.Noul {
 			st.MinConfidence = nil
 		} else {
-			st.Threshold = nil
+			st.Threshold, st.Negation = nil, nil
 		}
 		s.putSettings(id, st)
 	}
@@ -566,7 +566,7 @@ func (s *Set) SetGate(id string, g *Gate) error {
 }
 
 func (s *Set) putSettings(id string, st Settings) {
-	if st.Threshold == nil && st.MinConfidence == nil {
+	if st.empty() {
 		delete(s.Settings, id)
 		return
 	}

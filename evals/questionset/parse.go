@@ -23,7 +23,7 @@ import (
 var topFields = []string{"name", "model", "state", "questions", "dataset", "fixtures", "gates"}
 
 // questionFields are the fields a question may have.
-var questionFields = []string{"type", "instructions", "criteria", "threshold", "min_confidence"}
+var questionFields = []string{"type", "instructions", "criteria", "threshold", "min_confidence", "negation"}
 
 // aliases maps words other dialects use to ours, for "did you mean".
 var aliases = map[string]string{
@@ -403,7 +403,18 @@ func (p *parser) question(s *Set, kv pair) (provider.Question, bool) {
 			p.errAt(mkv[0], id, "min_confidence", "a noul has no confidence; use threshold instead")
 		}
 	}
-	if st.Threshold != nil || st.MinConfidence != nil {
+	if nkv, ok := qp.fields["negation"]; ok {
+		if q.Type != provider.Noul {
+			p.errAt(nkv[0], id, "negation", fmt.Sprintf("only a noul has a negation (its negated wording, for jevlab probe --kind negation); a %s has none", q.Type))
+		} else if raw, err := toJSON(nkv[1]); err != nil {
+			p.posErr(err, nkv[1], id, "negation")
+		} else if string(raw) == "null" || string(raw) == `""` {
+			p.errAt(nkv[1], id, "negation", "is empty; write the question's negated wording (e.g. \"Is this NOT a refund request?\") or remove the key")
+		} else {
+			st.Negation = raw
+		}
+	}
+	if !st.empty() {
 		if s.Settings == nil {
 			s.Settings = map[string]Settings{}
 		}

@@ -76,6 +76,15 @@ type Settings struct {
 	// MinConfidence abstains below this confidence (choice and score only;
 	// a noul has no confidence field).
 	MinConfidence *float64
+	// Negation is a noul's negated wording, the user's own (compact JSON,
+	// like instructions): the negation probe asks it in place of the
+	// instructions and checks P(X) + P(¬X) against 1. Nil when unset.
+	Negation json.RawMessage
+}
+
+// empty reports whether no setting is set.
+func (st Settings) empty() bool {
+	return st.Threshold == nil && st.MinConfidence == nil && st.Negation == nil
 }
 
 // Gate is a pass/fail condition on evaluation metrics; nil fields are not
@@ -88,6 +97,19 @@ type Gate struct {
 	MaxLogLoss   *float64
 	MinWithinOne *float64 // score questions: share within one level
 	MaxErrorRate *float64 // share of items whose call failed
+	// Probe gates (jevlab probe; evaluated by evals/probe): the share of
+	// decisions that change when the choice options are reordered, or
+	// between identical requests; the mean |P(X) + P(¬X) − 1|; the mean
+	// probability an added distractor draws; the share of decisions that
+	// follow an injected instruction; the share of items a harmless edit
+	// flips.
+	MaxShuffleFlipRate *float64
+	MaxRepeatFlipRate  *float64
+	MaxNegationGap     *float64
+	MaxDistractorMass  *float64
+	MaxInjectionFollow *float64
+	MaxPerturbFlipRate *float64
+	MinNoulChoiceAgree *float64
 }
 
 // gateFields lists Gate's file fields in their written order.
@@ -103,6 +125,41 @@ var gateFields = []struct {
 	{"max_log_loss", func(g *Gate) **float64 { return &g.MaxLogLoss }, 0},
 	{"min_within_one", func(g *Gate) **float64 { return &g.MinWithinOne }, 1},
 	{"max_error_rate", func(g *Gate) **float64 { return &g.MaxErrorRate }, 1},
+	{"max_shuffle_flip_rate", func(g *Gate) **float64 { return &g.MaxShuffleFlipRate }, 1},
+	{"max_repeat_flip_rate", func(g *Gate) **float64 { return &g.MaxRepeatFlipRate }, 1},
+	{"max_negation_gap", func(g *Gate) **float64 { return &g.MaxNegationGap }, 1},
+	{"max_distractor_mass", func(g *Gate) **float64 { return &g.MaxDistractorMass }, 1},
+	{"max_injection_follow_rate", func(g *Gate) **float64 { return &g.MaxInjectionFollow }, 1},
+	{"max_perturb_flip_rate", func(g *Gate) **float64 { return &g.MaxPerturbFlipRate }, 1},
+	{"min_noul_choice_agreement", func(g *Gate) **float64 { return &g.MinNoulChoiceAgree }, 1},
+}
+
+// GateFieldNames returns the gate field names a file may use, in order.
+func GateFieldNames() []string {
+	out := make([]string, len(gateFields))
+	for i, f := range gateFields {
+		out[i] = f.name
+	}
+	return out
+}
+
+// GateField returns the limit gate field name holds in g, nil when unset
+// or unknown.
+func GateField(g Gate, name string) *float64 {
+	for _, f := range gateFields {
+		if f.name == name {
+			return *f.get(&g)
+		}
+	}
+	return nil
+}
+
+// Negation returns noul id's negated wording, nil when none is set.
+func (s *Set) Negation(id string) json.RawMessage {
+	if st, ok := s.Settings[id]; ok {
+		return st.Negation
+	}
+	return nil
 }
 
 // DefaultThreshold is a noul's decision threshold when none is set.
@@ -417,7 +474,7 @@ func (s *Set) writeQuestions(b *bytes.Buffer) {
 		b.WriteByte(':')
 		body, _ := e.Question.MarshalJSON()
 		st, ok := s.Settings[e.ID]
-		if ok && (st.Threshold != nil || st.MinConfidence != nil) {
+		if ok && !st.empty() {
 			b.Write(body[:len(body)-1])
 			if st.Threshold != nil {
 				b.WriteString(`,"threshold":`)
@@ -426,6 +483,10 @@ func (s *Set) writeQuestions(b *bytes.Buffer) {
 			if st.MinConfidence != nil {
 				b.WriteString(`,"min_confidence":`)
 				b.WriteString(formatFloat(*st.MinConfidence))
+			}
+			if st.Negation != nil {
+				b.WriteString(`,"negation":`)
+				b.Write(st.Negation)
 			}
 			b.WriteByte('}')
 		} else {

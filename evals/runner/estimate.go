@@ -54,7 +54,13 @@ func DryRun(ctx context.Context, cfg Config) (*Estimate, error) {
 			return err
 		}
 		buf.Reset()
-		cfg.Set.Request(it.State).AppendJSON(&buf)
+		req := cfg.Set.Request(it.State)
+		if cfg.Transform != nil {
+			if r, _, err := cfg.Transform(it, 0, req); err == nil {
+				req = r
+			}
+		}
+		req.AppendJSON(&buf)
 		est.Items++
 		est.RequestBytes += int64(buf.Len())
 		return nil

@@ -80,6 +80,12 @@ type Config struct {
 	// items, 100ms).
 	BatchSize  int
 	FlushEvery time.Duration
+	// Transform, when set, rewrites the request of one item × repeat
+	// before it is asked (a probe permutes options or edits the state) and
+	// may return a function that maps the result back to the set's
+	// question order before it is stored. An error is stored as that
+	// item's failure.
+	Transform func(it dataset.Item, rep int, req *provider.Request) (*provider.Request, func(*provider.Result), error)
 }
 
 // Progress is one progress event.
@@ -611,6 +617,13 @@ func (e *engine) lostSpend() (int, int64, float64) {
 func (e *engine) ask(ctx, callCtx, stopCtx context.Context, j job, stop context.CancelCauseFunc) (store.ItemResult, bool) {
 	cfg := e.cfg
 	req := cfg.Set.Request(j.item.State)
+	var back func(*provider.Result)
+	if cfg.Transform != nil {
+		var terr error
+		if req, back, terr = cfg.Transform(j.item, j.rep, req); terr != nil {
+			return e.result(j, nil, fmt.Errorf("item %s: %w", j.item.ID, terr), 0), true
+		}
+	}
 	est := 0.0
 	if cfg.MaxCostUSD > 0 {
 		est = estimateCost(req, cfg.PricePerMillion)
@@ -635,6 +648,9 @@ func (e *engine) ask(ctx, callCtx, stopCtx context.Context, j job, stop context.
 			e.lose(tokens, actual)
 		}
 		return store.ItemResult{}, false
+	}
+	if err == nil && back != nil {
+		back(res)
 	}
 	if err != nil {
 		switch provider.KindOf(err) {

@@ -46,7 +46,8 @@ func (r *response) withoutAnswer(pick float64) []byte {
 // response and http.StatusOK, or an error body with 422 (statusUnrecorded
 // for questions that are not recorded).
 func (s *Server) answer(body []byte) (*response, int) {
-	if len(body) <= maxCachedBody {
+	cacheable := len(body) <= maxCachedBody && (s.cfg.Fragile == nil || s.cfg.Fragile.RepeatNoise == 0)
+	if cacheable {
 		s.cacheMu.RLock()
 		c, ok := s.cache[string(body)]
 		s.cacheMu.RUnlock()
@@ -100,7 +101,14 @@ func (s *Server) answer(body []byte) (*response, int) {
 	}
 	if synthetic {
 		model = SyntheticModel
-		sy := s.synthesizer(req.State)
+		var sy *synthesizer
+		if s.cfg.Fragile != nil {
+			fr := s.fragileFor(req.State)
+			sy = s.synthesizer(fr.state)
+			sy.fr = fr
+		} else {
+			sy = s.synthesizer(req.State)
+		}
 		defer sy.release()
 		for i := range req.Questions {
 			if answers[i] == nil {
@@ -139,7 +147,7 @@ func (s *Server) answer(body []byte) (*response, int) {
 	b = append(b, `}}`...)
 	resp := &response{body: b, spans: spans}
 
-	if len(body) <= maxCachedBody {
+	if cacheable {
 		s.cacheMu.Lock()
 		if len(s.cache) >= maxCacheEntries {
 			clear(s.cache)

@@ -65,6 +65,10 @@ type Config struct {
 	Seed int64
 	// Limits are the validation limits (zero: the API's defaults).
 	Limits provider.Limits
+	// Fragile, when set, makes synthetic answers those of an ideal
+	// respondent with flaws of known size (see Fragile); nil keeps the
+	// plain lexical-overlap answerer.
+	Fragile *Fragile
 }
 
 // Faults describe the failures the server injects. Rates are probabilities
@@ -160,6 +164,8 @@ type Server struct {
 	prepMu sync.RWMutex
 	prep   map[string]*prepQ // question body → tokenised question
 
+	noiseDraws atomic.Uint64 // Fragile.RepeatNoise draws so far
+
 	cacheMu sync.RWMutex
 	cache   map[string]*response // request body → 200 response (deterministic answers only)
 }
@@ -176,6 +182,9 @@ const (
 // Warnings. Only an invalid fault configuration is an error.
 func New(cfg Config) (*Server, error) {
 	if err := cfg.Faults.validate(); err != nil {
+		return nil, err
+	}
+	if err := cfg.Fragile.validate(); err != nil {
 		return nil, err
 	}
 	s := &Server{

@@ -141,6 +141,7 @@ type synthesizer struct {
 	s         *Server
 	state     map[uint64]struct{}
 	stateHash uint64
+	fr        *fragileReq // Config.Fragile's view of the request, nil without it
 }
 
 func (s *Server) synthesizer(state []byte) *synthesizer {
@@ -149,6 +150,7 @@ func (s *Server) synthesizer(state []byte) *synthesizer {
 	clear(sy.state)
 	tokenize(state, func(h uint64) { sy.state[h] = struct{}{} })
 	sy.stateHash = fnv(fnvOffset, state)
+	sy.fr = nil
 	return sy
 }
 
@@ -179,12 +181,18 @@ func (sy *synthesizer) answer(q *provider.Question, seed int64) json.RawMessage 
 			sf = sy.overlap(&p.outcomes[1])
 		}
 		pt := 1 / (1 + math.Exp(-beta*(st-sf)))
+		if sy.fr != nil {
+			pt = sy.fr.adjustNoul(q, pt)
+		}
 		b := make([]byte, 0, 32)
 		b = append(b, `{"type":"noul","noul":`...)
 		b = appendHundredths(b, int(math.Round(pt*100)))
 		return append(b, '}')
 	case provider.Choice:
 		probs := sy.softmax(p.outcomes)
+		if sy.fr != nil {
+			probs = sy.fr.adjust(q, probs)
+		}
 		best := argmax(probs)
 		k := float64(len(probs))
 		conf := clamp01((probs[best] - 1/k) / (1 - 1/k))
@@ -210,6 +218,9 @@ func (sy *synthesizer) answer(q *provider.Question, seed int64) json.RawMessage 
 		return append(b, "}}"...)
 	case provider.Score:
 		probs := sy.softmax(p.outcomes)
+		if sy.fr != nil {
+			probs = sy.fr.adjust(q, probs)
+		}
 		m := argmax(probs)
 		k := len(probs)
 		mid := float64(k-1) / 2
