@@ -188,6 +188,17 @@ func negated(q *provider.Question) bool {
 func (fr *fragileReq) adjust(q *provider.Question, ps []float64) []float64 {
 	f := fr.f
 	if q.Type == provider.Choice {
+		// Exact ties go to the option whose label sorts first, whatever
+		// the order asked (the plain answerer takes the first asked).
+		for i, o := range q.Options {
+			rank := 0
+			for _, other := range q.Options {
+				if other.Label < o.Label {
+					rank++
+				}
+			}
+			ps[i] *= 1 + 1e-9*float64(len(q.Options)-rank)
+		}
 		if d := q.OptionIndex(f.distractor()); d >= 0 {
 			rest := 1 - ps[d]
 			for i := range ps {
