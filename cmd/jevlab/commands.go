@@ -9,6 +9,7 @@ func commands(a *app) []*cobra.Command {
 		newAskCmd(a),
 		newModelsCmd(a),
 		newEvalCmd(a),
+		newProbeCmd(a),
 		newRunsCmd(a),
 		newShowCmd(a),
 		newCompareCmd(a),

@@ -80,7 +80,7 @@ compare and eval --resume.`,
 				if r.Errors > 0 {
 					n += fmt.Sprintf(" (%d err)", r.Errors)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t$%.4f\n", esc(r.ID), esc(orDash(r.Name)), r.StartedAt.Local().Format("2006-01-02 15:04"),
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t$%.4f\n", esc(r.ID), esc(orDash(runLabel(r))), r.StartedAt.Local().Format("2006-01-02 15:04"),
 					esc(r.SetName), esc(shortPath(r.DatasetPath)), esc(model), n, shortStatus(r), r.CostUSD)
 			}
 			return tw.Flush()

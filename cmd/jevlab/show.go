@@ -146,8 +146,8 @@ func esc(s string) string { return termsafe.String(s) }
 func renderRunReport(w io.Writer, rep *runReport) {
 	r := rep.Run
 	name := ""
-	if r.Name != "" {
-		name = " (" + esc(r.Name) + ")"
+	if n := runLabel(r); n != "" {
+		name = " (" + esc(n) + ")"
 	}
 	fmt.Fprintf(w, "run %s%s  %s  %d/%d items  %d errors\n", r.ID, name, statusText(r), r.Done, r.Total, r.Errors)
 	set := esc(r.SetName)

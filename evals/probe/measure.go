@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/jevlab/jevlab/evals/dataset"
 	"github.com/jevlab/jevlab/evals/metrics"
@@ -272,9 +273,7 @@ func measureRepeat(set *questionset.Set, ids []string, sets []*answerSet, st sta
 					s += x
 				}
 				tvs = append(tvs, s/float64(len(xs)))
-				if len(effects) < WorstItems {
-					effects = append(effects, ItemEffect{Item: item, Value: s / float64(len(xs)) / 2, Note: "mean total-variation distance"})
-				}
+				effects = append(effects, ItemEffect{Item: item, Value: s / float64(len(xs)), Note: "mean total-variation distance over the pairs"})
 			}
 		}
 		qr.Measures = []Measure{st.share(MFlipRate, flips, n), st.share(MAnswersChanged, changed, n), st.mean(MMeanTV, tvs)}
@@ -597,4 +596,34 @@ func measurePerturb(set *questionset.Set, ids []string, base, probe *answerSet, 
 		rows = append(rows, Row{ID: f.variant, State: pd.variantState[f.variant], Labels: rowLabels(set, pd.labels[item])})
 	}
 	return out, rows
+}
+
+// Line is the question's stability line: each measure with its interval,
+// shares as K/N.
+func (q *QuestionResult) Line() string {
+	var parts []string
+	for _, m := range q.Measures {
+		parts = append(parts, m.Text())
+	}
+	return strings.Join(parts, "  ")
+}
+
+// Text is the measure as "name value [lo–hi]" (a share also "K/N").
+func (m Measure) Text() string {
+	e := m.Estimate
+	if !e.Defined() {
+		return m.Name + " —"
+	}
+	s := fmt.Sprintf("%s %.3f", m.Name, e.Value)
+	if m.Share {
+		s = fmt.Sprintf("%s %d/%d (%.1f%%)", m.Name, m.K, m.N, 100*e.Value)
+	}
+	if e.HasInterval() {
+		if m.Share {
+			s += fmt.Sprintf(" [%.1f–%.1f%% %s]", 100*e.Lo, 100*e.Hi, e.Method)
+		} else {
+			s += fmt.Sprintf(" [%.3f–%.3f %s]", e.Lo, e.Hi, e.Method)
+		}
+	}
+	return s
 }
