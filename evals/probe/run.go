@@ -347,6 +347,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	res.CostUSD = spent
+	res.Gates = EvaluateGates(cfg.Set, res)
+	res.Passed = gatesPassed(res.Gates)
 	return res, nil
 }
 
@@ -371,12 +373,18 @@ func (cfg *Config) runRecordings(ctx context.Context) (*Result, error) {
 			first = id
 		}
 	}
-	return Load(ctx, cfg.Run.DB, first, cfg.Stats)
+	res, err := Load(ctx, cfg.Run.DB, first, cfg.Stats)
+	if err != nil {
+		return nil, err
+	}
+	res.Gates = EvaluateGates(cfg.Set, res)
+	res.Passed = gatesPassed(res.Gates)
+	return res, nil
 }
 
 // Load measures a stored probe run (any of an offline repeat's runs names
-// them all) against its base run, and evaluates the gates of the set it
-// was asked from.
+// them all) against its base run. Stored snapshots hold no gates: to check
+// them, call EvaluateGates with the set as it is now (Run does).
 func Load(ctx context.Context, db *store.DB, ref string, st Stats) (*Result, error) {
 	r, err := db.ResolveRun(ctx, ref)
 	if err != nil {
