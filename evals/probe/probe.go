@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jevlab/jevlab/evals/runner"
 	"github.com/jevlab/jevlab/store"
 )
 
@@ -118,9 +119,11 @@ func LinkOf(r *store.Run) (Link, bool) {
 	return l, true
 }
 
-// settingsOf is the link as run settings (JSON object fields).
-func (l Link) settingsOf() map[string]any {
-	return map[string]any{"probe": string(l.Probe), "base_run": l.BaseRun, "seed": l.Seed, "probe_params": l.Params}
+// apply records the link in run settings (keys probe, base_run, seed,
+// probe_params).
+func (l Link) apply(s *runner.Settings) {
+	s.Probe, s.BaseRun, s.ProbeSeed = string(l.Probe), l.BaseRun, l.Seed
+	s.ProbeParams, _ = json.Marshal(l.Params)
 }
 
 // Label is a short name for the run list: "probe shuffle of r-…".

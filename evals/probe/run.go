@@ -139,14 +139,8 @@ func findBase(ctx context.Context, cfg *Config) (*store.Run, error) {
 func (cfg *Config) runCfg(set *questionset.Set, name string, link *Link) runner.Config {
 	rc := cfg.Run
 	rc.Set, rc.Name, rc.Resume, rc.Transform = set, name, "", nil
-	rc.Settings = map[string]any{}
-	for k, v := range cfg.Run.Settings {
-		rc.Settings[k] = v
-	}
 	if link != nil {
-		for k, v := range link.settingsOf() {
-			rc.Settings[k] = v
-		}
+		link.apply(&rc.Settings)
 	}
 	return rc
 }
@@ -587,7 +581,8 @@ func EvaluateGates(set *questionset.Set, res *Result) []report.GateResult {
 	}
 	var out []report.GateResult
 	for _, q := range res.Questions {
-		limit := questionset.GateField(set.GateFor(q.Question), g.field)
+		qg := set.GateFor(q.Question)
+		limit, _ := qg.Field(g.field)
 		if limit == nil {
 			continue
 		}

@@ -4,7 +4,7 @@ import "testing"
 
 func TestGateFieldsEdit(t *testing.T) {
 	names := GateFields()
-	if len(names) != 7 || names[0] != "min_accuracy" {
+	if len(names) != 14 || names[0] != "min_accuracy" {
 		t.Fatalf("fields %v", names)
 	}
 	var g Gate

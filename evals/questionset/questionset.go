@@ -134,26 +134,6 @@ var gateFields = []struct {
 	{"min_noul_choice_agreement", func(g *Gate) **float64 { return &g.MinNoulChoiceAgree }, 1},
 }
 
-// GateFieldNames returns the gate field names a file may use, in order.
-func GateFieldNames() []string {
-	out := make([]string, len(gateFields))
-	for i, f := range gateFields {
-		out[i] = f.name
-	}
-	return out
-}
-
-// GateField returns the limit gate field name holds in g, nil when unset
-// or unknown.
-func GateField(g Gate, name string) *float64 {
-	for _, f := range gateFields {
-		if f.name == name {
-			return *f.get(&g)
-		}
-	}
-	return nil
-}
-
 // Negation returns noul id's negated wording, nil when none is set.
 func (s *Set) Negation(id string) json.RawMessage {
 	if st, ok := s.Settings[id]; ok {

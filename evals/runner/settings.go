@@ -46,6 +46,13 @@ type Settings struct {
 	// format and file); empty for runs asked here.
 	ImportedFrom string `json:"imported_from,omitempty"`
 	Source       string `json:"source,omitempty"`
+	// Probe, BaseRun, ProbeSeed and ProbeParams link a probe run (jevlab
+	// probe, evals/probe) to the run it is measured against: its kind, the
+	// base run, its seed and its options.
+	Probe       string          `json:"probe,omitempty"`
+	BaseRun     string          `json:"base_run,omitempty"`
+	ProbeSeed   uint64          `json:"seed,omitempty"`
+	ProbeParams json.RawMessage `json:"probe_params,omitempty"`
 	// Repeat, Concurrency and MaxCostUSD are Config's, recorded.
 	Repeat      int     `json:"repeat"`
 	Concurrency int     `json:"concurrency"`
@@ -222,5 +229,6 @@ func (s Settings) fixedDiff(o Settings) string {
 
 func (s Settings) isZero() bool {
 	return s.Set == "" && s.Data == "" && s.IDField == "" && s.StateField == "" && s.StateFields == "" && len(s.Labels) == 0 && s.Model == "" &&
-		len(s.Fixtures) == 0 && s.Record == "" && len(s.AllowPaths) == 0 && s.ImportedFrom == "" && s.Source == "" && !s.Fresh && !s.Offline && s.RPS == 0 && s.Timeout == 0 && s.Repeat == 0 && s.Concurrency == 0 && s.MaxCostUSD == 0
+		len(s.Fixtures) == 0 && s.Record == "" && len(s.AllowPaths) == 0 && s.ImportedFrom == "" && s.Source == "" && !s.Fresh && !s.Offline && s.RPS == 0 && s.Timeout == 0 && s.Repeat == 0 && s.Concurrency == 0 && s.MaxCostUSD == 0 &&
+		s.Probe == "" && s.BaseRun == "" && s.ProbeSeed == 0 && len(s.ProbeParams) == 0
 }
