@@ -317,7 +317,7 @@ func (a *app) eval(ctx context.Context, path string, o evalOptions, changed func
 			return usageErr(fmt.Errorf("%w (check $%s)", runErr, a.keyEnv))
 		}
 		if provider.KindOf(runErr) == provider.KindLocal || store.IsCorrupt(runErr) || errors.As(runErr, new(*runner.LostError)) {
-			fmt.Fprintf(a.stderr, "jevlab: %v\n  the run is marked failed; fix the cause, then resume with: %s\n", runErr, a.resumeCommand(path, runID, changed))
+			fmt.Fprintf(a.stderr, "jevlab: %v\n  the run stopped (marked failed where the database still took it); fix the cause, then resume with: %s\n", runErr, a.resumeCommand(path, runID, changed))
 			return failErr(errors.New(""))
 		}
 		return failErr(runErr)

@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -261,4 +265,55 @@ func TestMergeOverridesAndRefuses(t *testing.T) {
 			t.Errorf("--%s changed on a resume was accepted", tc.flag)
 		}
 	}
+}
+
+// TestDatabaseFullReportsTheUnstoredSpend puts the database on a small
+// tmpfs (root only; skipped elsewhere) so that storing items fails
+// partway: the run stops, and the spend of the answers that could not be
+// stored is reported (LostError, the final progress) instead of vanishing.
+func TestDatabaseFullReportsTheUnstoredSpend(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root")
+	}
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", mnt).Run() })
+	db, err := store.Open(filepath.Join(mnt, "jevlab.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	const price = 0.001
+	up := &fakeProvider{cost: price}
+	progress := make(chan Progress, 4096)
+	var last Progress
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for p := range progress {
+			last = p
+		}
+	}()
+	id, err := Run(context.Background(), Config{Set: testSet(t), Items: genItems(3000), Provider: up, DB: db, Concurrency: 4, BatchSize: 32}, progress)
+	<-done
+	var lost *LostError
+	if !errors.As(err, &lost) || !strings.Contains(err.Error(), "full") {
+		t.Fatalf("Run = %v; want a LostError over a full database", err)
+	}
+	calls := up.calls.Load()
+	if calls >= 3000 {
+		t.Fatalf("the run went on through every item (%d calls)", calls)
+	}
+	var storedCost float64
+	if r, err := db.Run(context.Background(), id); err == nil {
+		storedCost = r.CostUSD
+	}
+	want := float64(calls) * price
+	if math.Abs(last.CostUSD-want) > 1e-9 || last.Unstored != lost.Answers || math.Abs(storedCost+lost.CostUSD-want) > 1e-9 {
+		t.Errorf("billed $%g for %d calls; progress says $%g (%d unstored), stored $%g + lost $%g (%d answers)",
+			want, calls, last.CostUSD, last.Unstored, storedCost, lost.CostUSD, lost.Answers)
+	}
+	t.Logf("%d calls: stored $%.3f, lost %d answers $%.3f: %v", calls, storedCost, lost.Answers, lost.CostUSD, err)
 }
