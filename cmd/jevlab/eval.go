@@ -294,6 +294,7 @@ func (a *app) eval(ctx context.Context, path string, o evalOptions, changed func
 	if err != nil {
 		return err
 	}
+	rep.Resume = a.resumeCommand(path, runID, changed)
 	if o.asJSON {
 		out := struct {
 			Mode Mode `json:"mode"`

@@ -169,6 +169,12 @@ func TestEvalPrintedResumeCommandWorks(t *testing.T) {
 		t.Fatalf("printed resume command %q", line)
 	}
 	before := storedRun(t, dbPath)
+	// show prints a continue line that works too: the set by its absolute
+	// path, and the --db it was given.
+	if code, out, _ := runJevlab(t, "show", "latest", "--db", dbPath); code != 0 ||
+		!strings.Contains(out, "continue with jevlab eval "+setPath+" --resume "+before.ID+" --db "+dbPath) {
+		t.Errorf("show's continue line:\n%s", out)
+	}
 
 	code, _, errOut = runJevlab(t, fields[1:]...)
 	if code != 1 || !strings.Contains(errOut, "spend cap $0.0001 reached") || strings.Contains(errOut, "names no dataset") {

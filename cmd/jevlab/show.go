@@ -17,6 +17,7 @@ import (
 	"github.com/jevlab/jevlab/evals/metrics"
 	"github.com/jevlab/jevlab/evals/questionset"
 	"github.com/jevlab/jevlab/evals/report"
+	"github.com/jevlab/jevlab/evals/runner"
 	"github.com/jevlab/jevlab/evals/workbench"
 	"github.com/jevlab/jevlab/internal/termsafe"
 	"github.com/jevlab/jevlab/store"
@@ -83,6 +84,11 @@ RUN is a run id, a unique prefix of one, latest or latest~N.`,
 				enc.SetEscapeHTML(false)
 				return enc.Encode(rep)
 			}
+			setPath := run.SetPath
+			if st, err := runner.ParseSettings(run); err == nil && st.Set != "" {
+				setPath = st.Set // absolute: works from any directory
+			}
+			rep.Resume = a.resumeCommand(setPath, run.ID, cmd.Flags().Changed)
 			renderRunReport(a.stdout, rep)
 			return nil
 		},
@@ -106,6 +112,9 @@ type runReport struct {
 	Correct map[string]int `json:"-"`
 	// Failed are the first few failed items, for the summary.
 	Failed []store.ItemResult `json:"-"`
+	// Resume is the command line that continues the run, as the caller
+	// can write it (with the --db and --base-url it was given).
+	Resume string `json:"-"`
 }
 
 // maxFailedShown is how many failed items a summary lists.
@@ -246,7 +255,11 @@ func renderRunReport(w io.Writer, rep *runReport) {
 		fmt.Fprintf(w, "\n%d items have no recorded answer: run again without --offline (with an API key) to record them\n", misses)
 	}
 	if r.Status == store.StatusInterrupted || r.Status == store.StatusRunning {
-		fmt.Fprintf(w, "\nnot finished: %d of %d items stored; continue with jevlab eval %s --resume %s\n", r.Done, r.Total, orDash(shellQuote(r.SetPath)), r.ID)
+		resume := rep.Resume
+		if resume == "" {
+			resume = fmt.Sprintf("jevlab eval %s --resume %s", orDash(shellQuote(r.SetPath)), r.ID)
+		}
+		fmt.Fprintf(w, "\nnot finished: %d of %d items stored; continue with %s\n", r.Done, r.Total, esc(resume))
 	}
 }
 
