@@ -39,6 +39,7 @@ type app struct {
 	rps         float64
 	timeout     time.Duration
 	keyEnv      string
+	api         string // --api (hosts.go)
 	// maxFixtureLine is --max-fixture-line: the longest fixture line read.
 	maxFixtureLine int
 
@@ -77,7 +78,8 @@ func (a *app) bindGlobalFlags(root *cobra.Command) {
 	f.IntVar(&a.concurrency, "concurrency", 8, "requests in flight at once")
 	f.Float64Var(&a.rps, "rps", 15, "requests per second at most (TypeSafe allows 1,200/min)")
 	f.DurationVar(&a.timeout, "timeout", 30*time.Second, "per-attempt timeout")
-	f.StringVar(&a.keyEnv, "key-env", "TYPESAFE_API_KEY", "environment variable holding the API key")
+	f.StringVar(&a.keyEnv, "key-env", defaultKeyEnv, "environment variable holding the API key (with --api openrouter: OPENROUTER_API_KEY, cloudflare: CLOUDFLARE_API_TOKEN)")
+	f.StringVar(&a.api, "api", "", "the host's shape of the call: typesafe (POST /v1/systemone), openrouter (POST /api/alpha/decisions) or cloudflare (Workers AI /ai/run); default: detected from the base URL")
 	f.IntVar(&a.maxFixtureLine, "max-fixture-line", 64<<20, "longest fixture line read, in bytes; longer lines are skipped with a warning")
 	a.maxSetSize = questionset.DefaultMaxFileBytes
 	a.maxLineSize = dataset.DefaultMaxLineBytes

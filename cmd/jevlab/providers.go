@@ -44,9 +44,9 @@ func (a *app) apiKey() string { return os.Getenv(a.keyEnv) }
 // --base-url or $TYPESAFE_BASE_URL, never from a file. It fails when there
 // is no key and the server is not on loopback (a stand-in needs none).
 func (a *app) liveClient() (*systemone.Client, bool, error) {
-	base, err := systemone.ResolveBaseURL(a.baseURL)
+	base, api, err := a.resolveHost() // hosts.go
 	if err != nil {
-		return nil, false, usageErr(err)
+		return nil, false, err
 	}
 	u, err := url.Parse(base)
 	if err != nil {
@@ -64,6 +64,7 @@ func (a *app) liveClient() (*systemone.Client, bool, error) {
 		RPS:         a.rps,
 		Timeout:     a.timeout,
 		Version:     readBuildInfo().Version,
+		API:         api,
 	})
 	if err != nil {
 		return nil, false, usageErr(err)
@@ -178,6 +179,9 @@ func (a *app) provider(ctx context.Context, set *questionset.Set) (provider.Prov
 		}
 	}
 
+	if _, _, err := a.resolveHost(); err != nil && !a.offline {
+		return nil, "", err
+	}
 	hint := fmt.Sprintf("run again without --offline (with %s set) to record them", a.keyEnv)
 	var upstream provider.Provider
 	mode := ModeOffline

@@ -3,7 +3,6 @@ package main
 import (
 	"github.com/jevlab/jevlab/evals/workbench"
 	"github.com/jevlab/jevlab/provider"
-	"github.com/jevlab/jevlab/provider/systemone"
 	"github.com/jevlab/jevlab/store"
 )
 
@@ -17,7 +16,7 @@ func (a *app) runTemplate(db *store.DB, p provider.Provider, mode Mode) *workben
 		Concurrency: a.concurrency, RPS: a.rps, Timeout: a.timeout, Fresh: a.fresh, Offline: a.offline,
 	}
 	if mode != ModeOffline && mode != "" {
-		if base, err := systemone.ResolveBaseURL(a.baseURL); err == nil {
+		if base, _, err := a.resolveHost(); err == nil {
 			t.BaseURL = base
 		}
 	}

@@ -18,7 +18,6 @@ import (
 	examples "github.com/jevlab/jevlab/fixtures"
 	"github.com/jevlab/jevlab/provider"
 	pfix "github.com/jevlab/jevlab/provider/fixtures"
-	"github.com/jevlab/jevlab/provider/systemone"
 	"github.com/jevlab/jevlab/tui"
 )
 
@@ -128,7 +127,7 @@ func (a *app) workbench(cmd *cobra.Command, args []string) error {
 	var tmpl *workbench.RunTemplate
 	if db, err := a.db(); err == nil {
 		tmpl = a.runTemplate(db, nil, "")
-		if base, err := systemone.ResolveBaseURL(a.baseURL); err == nil {
+		if base, _, err := a.resolveHost(); err == nil {
 			tmpl.BaseURL = base
 		}
 	}

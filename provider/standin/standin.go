@@ -309,7 +309,8 @@ func (s *Server) Close() {
 	s.closeOnce.Do(func() { close(s.quit) })
 }
 
-// ServeHTTP routes POST /v1/systemone and GET /v1/models.
+// ServeHTTP routes POST /v1/systemone and GET /v1/models, and the other
+// hosts' shapes of the same call (hosts.go).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.stats.requests.Add(1)
 	switch r.URL.Path {
@@ -322,6 +323,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.systemOne(w, r)
+	case PathOpenRouter: // hosts.go
+		if r.Method != http.MethodPost {
+			s.methodNotAllowed(w, "POST")
+			return
+		}
+		if !s.authorized(w, r) {
+			return
+		}
+		s.openRouter(w, r)
 	case "/v1/models":
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			s.methodNotAllowed(w, "GET")
@@ -333,6 +343,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.stats.ok.Add(1)
 		s.writeBody(w, http.StatusOK, s.models)
 	default:
+		if isCloudflareRun(r.URL.Path) { // hosts.go
+			if r.Method != http.MethodPost {
+				s.methodNotAllowed(w, "POST")
+				return
+			}
+			if !s.authorized(w, r) {
+				return
+			}
+			s.cloudflare(w, r)
+			return
+		}
 		s.stats.notFound.Add(1)
 		s.writeBody(w, http.StatusNotFound, []byte(`{"detail":"Not Found"}`))
 	}

@@ -92,12 +92,16 @@ type Config struct {
 	Limits provider.Limits
 	// Version goes into the User-Agent "jevlab/<version>" (default "dev").
 	Version string
+	// API is the host's shape of the call (hosts.go); "" detects it from
+	// BaseURL (DetectAPI).
+	API API
 }
 
 // Client talks to one System One server. It is safe for concurrent use;
 // share one per process so connections are kept alive.
 type Client struct {
 	base      string
+	api       API
 	askURL    string
 	modelsURL string
 	hc        *http.Client
@@ -133,9 +137,14 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("systemone: %w", err)
 	}
+	api := cfg.API
+	if api == "" {
+		api = DetectAPI(base)
+	}
 	c := &Client{
 		base:          base,
-		askURL:        base + pathSystemOne,
+		api:           api,
+		askURL:        askURL(base, api),
 		modelsURL:     base + pathModels,
 		concurrency:   orInt(cfg.Concurrency, DefaultConcurrency),
 		timeout:       orDur(cfg.Timeout, DefaultTimeout),
@@ -197,6 +206,12 @@ func New(cfg Config) (*Client, error) {
 
 // BaseURL returns the server this client sends the key to.
 func (c *Client) BaseURL() string { return c.base }
+
+// API returns the host shape the client speaks.
+func (c *Client) API() API { return c.api }
+
+// AskURL returns the URL each call is posted to.
+func (c *Client) AskURL() string { return c.askURL }
 
 // Close releases idle connections.
 func (c *Client) Close() error {
@@ -292,13 +307,24 @@ func (c *Client) Ask(ctx context.Context, req *provider.Request) (*provider.Resu
 		r.Model = provider.DefaultModel
 		req = &r
 	}
+	if err := checkModelFor(c.api, req.Model); err != nil {
+		return nil, err
+	}
 	body, err := c.enc.encode(req)
 	if err != nil {
 		return nil, err
 	}
+	// The wire body in the host's shape; the exchange records the System
+	// One body, so a recording replays whichever host made it.
+	wireBody := body
+	if c.api == APICloudflare {
+		if wireBody, err = wrapCloudflare(body, req.Model); err != nil {
+			return nil, &provider.Error{Kind: provider.KindInvalid, Message: "cannot wrap the request for Cloudflare", Err: err}
+		}
+	}
 
 	red := newRedactor(c.key, req.State)
-	at, perr := c.do(ctx, http.MethodPost, c.askURL, body, red)
+	at, perr := c.do(ctx, http.MethodPost, c.askURL, wireBody, red)
 	if perr != nil {
 		return nil, perr
 	}
@@ -306,7 +332,19 @@ func (c *Client) Ask(ctx context.Context, req *provider.Request) (*provider.Resu
 		return &provider.Error{Kind: provider.KindMalformed, Status: at.status, Message: red.clean(msg),
 			RequestID: at.requestID, Attempts: at.attempts, Err: cause}
 	}
-	res, err := provider.CheckResponse(req, at.body)
+	respBody := at.body
+	if c.api == APICloudflare {
+		result, failed, err := unwrapCloudflare(at.body)
+		if err != nil {
+			return nil, malformed(err.Error(), err)
+		}
+		if failed != "" {
+			return nil, &provider.Error{Kind: provider.KindRejected, Status: at.status, Message: red.clean(failed),
+				RequestID: at.requestID, Attempts: at.attempts}
+		}
+		respBody = result
+	}
+	res, err := provider.CheckResponse(req, respBody)
 	if err != nil {
 		var ce *provider.CheckError
 		if errors.As(err, &ce) {
@@ -320,12 +358,17 @@ func (c *Client) Ask(ctx context.Context, req *provider.Request) (*provider.Resu
 	}
 	latencyMS := float64(at.latency.Microseconds()) / 1000
 	res.CostUSD = provider.Cost(res.Usage, c.price)
+	if c.api == APIOpenRouter {
+		if cost, ok := openRouterCost(respBody); ok {
+			res.CostUSD = cost // OpenRouter's own charge wins over tokens × price
+		}
+	}
 	res.Latency = at.latency
 	res.RequestID = at.requestID
 	res.Attempts = at.attempts
 	res.Exchanges = []provider.Exchange{{
 		Request:    body,
-		Response:   oneLine(at.body),
+		Response:   oneLine(respBody),
 		LatencyMS:  latencyMS,
 		RecordedAt: recorded.Format(time.RFC3339Nano),
 	}}
@@ -349,6 +392,10 @@ func oneLine(body []byte) json.RawMessage {
 // that carries the API key anywhere (literally or JSON-escaped: a hostile
 // server echoing it) is refused, and no part of it is shown.
 func (c *Client) Models(ctx context.Context) ([]provider.Model, error) {
+	if c.api != APITypeSafe {
+		return nil, &provider.Error{Kind: provider.KindInvalid, Message: fmt.Sprintf(
+			"listing models is TypeSafe's GET /v1/models; the %s API has no such call (see the host's own model list)", c.api)}
+	}
 	red := newRedactor(c.key, nil)
 	at, err := c.do(ctx, http.MethodGet, c.modelsURL, nil, red)
 	if err != nil {

@@ -41,8 +41,8 @@ func retryableStatus(status int) bool {
 
 // extractMessage pulls the provider's own text out of an error body the way
 // the official JS SDK does: `error` (a string or {message}), then `message`,
-// then `detail` (a string, {message}, or a FastAPI validation list, which
-// becomes Details). A body that is not JSON gives its first line.
+// then Cloudflare's `errors` list ([{code, message}]), then `detail` (a
+// string, {message}, or a FastAPI validation list, which becomes Details). A body that is not JSON gives its first line.
 func extractMessage(body []byte) (string, []provider.Detail) {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
@@ -65,6 +65,14 @@ func extractMessage(body []byte) (string, []provider.Detail) {
 		var s string
 		if json.Unmarshal(v, &s) == nil && s != "" {
 			return s, nil
+		}
+	}
+	if v, ok := top["errors"]; ok { // Cloudflare's envelope
+		var list []json.RawMessage
+		if json.Unmarshal(v, &list) == nil && len(list) > 0 {
+			if s, ok := textOrMessage(list[0]); ok {
+				return s, nil
+			}
 		}
 	}
 	if v, ok := top["detail"]; ok {
