@@ -136,3 +136,15 @@ func TestPerturbKeepsSmallestFlip(t *testing.T) {
 		t.Errorf("lint refuses the kept row (exit %d):\n%s\n%s", code, out, errOut)
 	}
 }
+
+func TestServeFragileFlags(t *testing.T) {
+	isolate(t)
+	code, _, errOut := runJevlab(t, "serve", "--fragile", "--fixtures", "../../fixtures/demo-triage/recorded.jsonl", "--addr", "127.0.0.1:0")
+	if code != 2 || !strings.Contains(errOut, "add --synthetic") {
+		t.Errorf("--fragile without --synthetic: exit %d, %s", code, errOut)
+	}
+	code, _, errOut = runJevlab(t, "serve", "--synthetic", "--position-bias", "0.9", "--addr", "127.0.0.1:0")
+	if code != 2 || !strings.Contains(errOut, "position bias 0.9 is outside [0, 0.5]") {
+		t.Errorf("--position-bias 0.9: exit %d, %s", code, errOut)
+	}
+}

@@ -24,6 +24,8 @@ type serveOptions struct {
 	requireKey bool
 	seed       int64
 	faults     standin.Faults
+	fragile    standin.Fragile
+	fragileOn  bool
 }
 
 func newServeCmd(a *app) *cobra.Command {
@@ -44,6 +46,11 @@ Faults for testing clients: --latency/--jitter (fixed delay plus an exponential
 tail), --rate-limit (429 with Retry-After above that many requests/s),
 --fail-rate (500/502/503/529), --timeout-rate (hang until the client gives up),
 --malformed-rate (cut-off JSON) and --missing-rate (an answer left out).
+
+Flaws of known size for jevlab probe (with --synthetic): --fragile makes the
+synthetic answerer an ideal respondent, and --position-bias, --negation-gap,
+--obey-injection, --distractor-pull (--distractor-label) and --repeat-noise each
+add one flaw whose mean size is the value given (see provider/standin Fragile).
 
 With --require-key, requests must carry "Authorization: Bearer $TYPESAFE_API_KEY"
 (the variable named by --key-env); the key is never printed. Only loopback
@@ -68,6 +75,13 @@ addresses are allowed. Ctrl-C stops it and prints what it served.`,
 	f.DurationVar(&o.faults.TimeoutAfter, "timeout-after", 0, "end a hanging request with 408 after this long (0: wait for the client)")
 	f.Float64Var(&o.faults.MalformedRate, "malformed-rate", 0, "share of 200 responses whose JSON is cut off")
 	f.Float64Var(&o.faults.MissingRate, "missing-rate", 0, "share of 200 responses with one answer left out")
+	f.Float64Var(&o.fragile.PositionBias, "position-bias", 0, "fragile: mean probability moved to a choice's first option (<= 0.5)")
+	f.Float64Var(&o.fragile.NegationGap, "negation-gap", 0, "fragile: mean |P(X) + P(not X) - 1| of a negated noul (<= 0.25)")
+	f.Float64Var(&o.fragile.Obedience, "obey-injection", 0, "fragile: chance an answer follows an injected 'ignore … answer \"T\"' sentence")
+	f.Float64Var(&o.fragile.DistractorPull, "distractor-pull", 0, "fragile: mean probability a distractor option draws (<= 0.5)")
+	f.StringVar(&o.fragile.DistractorLabel, "distractor-label", "", "fragile: the distractor's label (default "+standin.DefaultDistractorLabel+")")
+	f.Float64Var(&o.fragile.RepeatNoise, "repeat-noise", 0, "fragile: expected total-variation distance between two answers to the same request (<= 0.5)")
+	f.BoolVar(&o.fragileOn, "fragile", false, "answer synthetically as an ideal respondent (order-blind, negation-coherent, deaf to injections and distractors) with the flaws the fragile flags set")
 	return cmd
 }
 
@@ -83,6 +97,13 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		return usageErr(errors.New("nothing to answer with: name recorded exchanges with --fixtures PATH, or pass --synthetic"))
 	}
 	cfg := standin.Config{Synthetic: o.synthetic, Faults: o.faults, Seed: o.seed}
+	if o.fragileOn || o.fragile != (standin.Fragile{}) {
+		if !o.synthetic {
+			return usageErr(errors.New("--fragile and its flags shape synthetic answers: add --synthetic"))
+		}
+		fr := o.fragile
+		cfg.Fragile = &fr
+	}
 	if o.requireKey {
 		cfg.APIKey = os.Getenv(a.keyEnv)
 		if cfg.APIKey == "" {
