@@ -190,3 +190,28 @@ func (db *DB) SetRunSettings(ctx context.Context, id string, settings json.RawMe
 		return err
 	})
 }
+
+// RunExchangeUsage sums the usage the provider reported in the responses
+// recorded for run (usage.input_tokens and usage.output_tokens of each
+// exchange saved under WithRunID). A process killed between saving an
+// exchange and storing its item leaves spend here that no item carries.
+func (db *DB) RunExchangeUsage(ctx context.Context, runID string) (in, out int64, err error) {
+	err = db.sql.QueryRowContext(ctx, `SELECT
+		coalesce(sum(CAST(json_extract(CAST(response AS TEXT), '$.usage.input_tokens') AS INTEGER)), 0),
+		coalesce(sum(CAST(json_extract(CAST(response AS TEXT), '$.usage.output_tokens') AS INTEGER)), 0)
+		FROM exchanges WHERE run_id = ? AND json_valid(CAST(response AS TEXT))`, runID).Scan(&in, &out)
+	if err != nil {
+		return 0, 0, fmt.Errorf("usage of run %s's exchanges: %w", runID, db.check(err))
+	}
+	return in, out, nil
+}
+
+// AddRunSpend adds to run id's totals spend that no stored item carries
+// (answers paid for by a process that died before storing them).
+func (db *DB) AddRunSpend(ctx context.Context, id string, in, out int64, cost float64) error {
+	return db.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE runs SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, cost_usd = cost_usd + ?
+			WHERE id = ?`, in, out, cost, id)
+		return err
+	})
+}

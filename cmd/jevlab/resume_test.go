@@ -36,11 +36,13 @@ func storedRun(t *testing.T, path string) *store.Run {
 }
 
 // TestEvalSIGKILLThenResumeWithNoFlags kills a real jevlab eval started
-// with non-default settings (--data, --fresh, --model, --max-cost,
-// --concurrency, --rps, --timeout) partway, checks that the run reads as
-// interrupted, resumes it with nothing but --resume RUN (no FILE, no
-// flags), and checks it ends with exactly the settings, items and spend of
-// an uninterrupted run with the same flags.
+// with non-default settings (--data, --model, --max-cost, --concurrency,
+// --rps, --timeout) partway, checks that the run reads as interrupted,
+// resumes it with nothing but --resume RUN (no FILE, no flags), and checks
+// it ends with exactly the settings, items and spend of an uninterrupted
+// run with the same flags. The answers the killed process paid for but
+// had not stored yet are answered on resume from the exchanges it
+// recorded, and their spend is the run's: the totals match to the token.
 func TestEvalSIGKILLThenResumeWithNoFlags(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -54,7 +56,7 @@ func TestEvalSIGKILLThenResumeWithNoFlags(t *testing.T) {
 	env := func(db string) []string {
 		return append(os.Environ(), "TYPESAFE_API_KEY=fake-key-for-tests", "TYPESAFE_BASE_URL="+url, "JEVLAB_DB="+db, "XDG_DATA_HOME="+dir)
 	}
-	started := []string{"eval", setPath, "--data", dataPath, "--fresh", "--model", "jev-1.13.0", "--max-cost", "5",
+	started := []string{"eval", setPath, "--data", dataPath, "--model", "jev-1.13.0", "--max-cost", "5",
 		"--concurrency", "3", "--rps", "800", "--timeout", "7s"}
 
 	cmd := exec.Command(bin, append(started, "--name", "run")...)
@@ -118,7 +120,7 @@ func TestEvalSIGKILLThenResumeWithNoFlags(t *testing.T) {
 	if !bytes.Equal(a.Settings, b.Settings) {
 		t.Errorf("settings differ:\nresumed        %s\nuninterrupted  %s", a.Settings, b.Settings)
 	}
-	if !sa.Fresh || sa.Model != "jev-1.13.0" || sa.MaxCostUSD != 5 || sa.Concurrency != 3 || sa.RPS != 800 ||
+	if sa.Fresh || sa.Model != "jev-1.13.0" || sa.MaxCostUSD != 5 || sa.Concurrency != 3 || sa.RPS != 800 ||
 		time.Duration(sa.Timeout) != 7*time.Second || sa.Data != dataPath || sa.Set != setPath {
 		t.Errorf("resumed run's settings %+v are not the ones it started with", sa)
 	}

@@ -356,6 +356,17 @@ func Run(ctx context.Context, cfg Config, progress chan<- Progress) (string, err
 				return run.ID, err
 			}
 		}
+		// Answers a killed process paid for and recorded as exchanges, but
+		// died before storing as items, are answered from those exchanges
+		// now at no cost: their spend is added to the run here, so a
+		// resumed run reports what was spent, no more and no less.
+		if in, out, err := db.RunExchangeUsage(ctx, run.ID); err == nil && in > run.InputTokens {
+			gapIn, gapOut := in-run.InputTokens, max(out-run.OutputTokens, 0)
+			cost := float64(gapIn) * cfg.PricePerMillion / 1e6
+			if err := db.AddRunSpend(ctx, run.ID, gapIn, gapOut, cost); err == nil {
+				run.InputTokens, run.OutputTokens, run.CostUSD = run.InputTokens+gapIn, run.OutputTokens+gapOut, run.CostUSD+cost
+			}
+		}
 		if done, err = db.DoneItems(ctx, run.ID); err == nil {
 			var failed map[store.ItemKey]string
 			if failed, err = db.FailedKeys(ctx, run.ID); err == nil {
