@@ -29,6 +29,7 @@ func newAskCmd(a *app) *cobra.Command {
 	var stateArg string
 	var asJSON bool
 	var as string
+	var variants []string
 	cmd := &cobra.Command{
 		Use:   "ask FILE",
 		Short: "Send one request and draw each answer as bars",
@@ -44,13 +45,25 @@ Answers come from recorded fixtures and the database when they match, so
 --json prints the checked result; with --as standard-agents it is a
 Standard Agents DecisionResult instead: {"model", "answers", "usage"}, a
 noul as {"type": "boolean", "probability": p}, a score with its legend, a
-confidence only where the provider sent one.`,
+confidence only where the provider sent one.
+
+A question's variants (variants: {v2: {instructions: …}}) are asked in the
+same request as their question, each under its derived id (queue~v2), and
+drawn after the questions: every variant by default, --variants queue:v2 to
+name some, --variants none for none.`,
 		Example: `  jevlab ask --offline --fixtures recorded.jsonl triage.yaml
   jevlab ask triage.yaml --state '{"message":"Charged twice"}' --json
   jevlab ask triage.yaml --state @ticket.json
   jevlab ask triage.yaml --json --as standard-agents`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			file, err := variantsArgs(cmd, args, &variants)
+			if err != nil {
+				return usageErr(err)
+			}
+			if !cmd.Flags().Changed("variants") {
+				variants = []string{"default"}
+			}
 			switch as {
 			case "system-one":
 			case "standard-agents":
@@ -60,10 +73,11 @@ confidence only where the provider sent one.`,
 			default:
 				return usageErr(fmt.Errorf("--as %q: want system-one or standard-agents", as))
 			}
-			return a.ask(cmd.Context(), args[0], stateArg, asJSON, as)
+			return a.ask(cmd.Context(), file, stateArg, asJSON, as, variants)
 		},
 	}
 	cmd.Flags().StringVar(&as, "as", "system-one", "shape of --json: system-one (jevlab's checked result) or standard-agents (a Standard Agents DecisionResult)")
+	bindVariantsFlag(cmd.Flags(), &variants)
 	cmd.Flags().StringVar(&stateArg, "state", "", "state to send instead of the set's working state: JSON, or @PATH of a JSON file")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the checked result as JSON")
 	return cmd
@@ -87,7 +101,7 @@ type askFailure struct {
 	Error string `json:"error"`
 }
 
-func (a *app) ask(ctx context.Context, path, stateArg string, asJSON bool, as string) error {
+func (a *app) ask(ctx context.Context, path, stateArg string, asJSON bool, as string, variantSpecs []string) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -104,7 +118,17 @@ func (a *app) ask(ctx context.Context, path, stateArg string, asJSON bool, as st
 	} else if len(set.State) == 0 {
 		return usageErr(fmt.Errorf("%s has no working state (state:); pass one with --state JSON or --state @PATH", path))
 	}
-	req, err := workbench.Request(set, state, a.model)
+	var variants []questionset.VariantRef
+	switch {
+	case len(variantSpecs) == 1 && variantSpecs[0] == "default":
+		variants = set.AllVariants()
+	case len(variantSpecs) == 1 && variantSpecs[0] == "none":
+	default:
+		if variants, err = set.SelectVariants(variantSpecs); err != nil {
+			return usageErr(fmt.Errorf("%s: %w", path, err))
+		}
+	}
+	req, err := workbench.RequestWith(set, state, a.model, variants)
 	if err != nil {
 		return usageErr(fmt.Errorf("%s: %w", path, err))
 	}

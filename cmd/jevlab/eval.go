@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jevlab/jevlab/evals/dataset"
+	"github.com/jevlab/jevlab/evals/questionset"
 	"github.com/jevlab/jevlab/evals/runner"
 	"github.com/jevlab/jevlab/evals/workbench"
 	"github.com/jevlab/jevlab/internal/bars"
@@ -40,6 +41,7 @@ type evalOptions struct {
 	stateField  string
 	stateFields string
 	labels      []string
+	variants    []string    // --variants: all, Q or Q:v2,v3 (repeatable)
 	report      reportFlags // --junit, --markdown, gates (report.go)
 }
 
@@ -68,14 +70,32 @@ file is used). --retry-errors asks again the items that failed. A run whose
 process died reads as interrupted. --repeat N asks every item
 N times, bypassing the cache after the first, to measure each question's own
 noise. --dry-run estimates tokens and cost without calling out; --max-cost
-stops before a request would take the run's total cost above the cap.`,
+stops before a request would take the run's total cost above the cap.
+
+--variants asks the set's variants (a question's variants: {v2: {…}})
+beside their questions in the same request, each under its derived id
+(queue~v2), and reports each paired with its question on the same items:
+accuracy, Brier and ECE deltas with paired bootstrap intervals, exact
+McNemar (Holm across a question's variants), flips and the label-free
+change. --variants alone (or all) asks every variant; --variants queue
+asks queue's; --variants queue:v2,v3 names them (repeat the flag for more
+questions). --dry-run says what the variants add to the cost.`,
 		Example: `  jevlab eval --offline fixtures/banking77/questions.yaml
   jevlab eval triage.yaml --data tickets.jsonl --name baseline
   jevlab eval triage.yaml --dry-run
   jevlab eval triage.yaml --resume latest --max-cost 2.50
-  jevlab eval --resume latest --retry-errors`,
-		Args: cobra.RangeArgs(0, 1),
+  jevlab eval --resume latest --retry-errors
+  jevlab eval triage.yaml --variants
+  jevlab eval triage.yaml --variants queue:v2,v3`,
+		Args: cobra.RangeArgs(0, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 2 {
+				file, err := variantsArgs(cmd, args, &o.variants)
+				if err != nil {
+					return usageErr(err)
+				}
+				args = []string{file}
+			}
 			if len(args) == 0 && o.resume == "" {
 				return usageErr(errors.New("eval needs a question-set FILE (or --resume RUN to continue a stored run)"))
 			}
@@ -109,6 +129,7 @@ stops before a request would take the run's total cost above the cap.`,
 	f.BoolVar(&o.asJSON, "json", false, "print the run and its per-question metrics as JSON")
 	bindReportFlags(f, &o.report)
 	bindDataFlags(f, &o.idField, &o.stateField, &o.stateFields, &o.labels)
+	bindVariantsFlag(f, &o.variants)
 	return cmd
 }
 
@@ -156,6 +177,15 @@ func (a *app) eval(ctx context.Context, path string, o evalOptions, changed func
 				return usageErr(fmt.Errorf("resume %s: the run does not record its question-set file; give it: jevlab eval FILE --resume %s", run.ID, run.ID))
 			}
 			path = merged.Set
+		}
+		if len(o.variants) == 0 {
+			// The variants the run asked, unless --variants says otherwise
+			// (the runner refuses a resume that asks others).
+			for _, id := range stored.Variants {
+				if q, n, ok := questionset.SplitVariantID(id); ok {
+					o.variants = append(o.variants, q+":"+n)
+				}
+			}
 		}
 		o.resume, resumed = run.ID, run
 	}
@@ -218,7 +248,11 @@ func (a *app) eval(ctx context.Context, path string, o evalOptions, changed func
 	tmpl := a.runTemplate(db, nil, "")
 	tmpl.Repeat, tmpl.MaxCostUSD = o.repeat, o.maxCost
 	tmpl.Settings = a.runSettings(path, dataPath, o)
-	cfg := tmpl.Config(workbench.RunSpec{Set: set, Source: source, DatasetPath: dataPath, Name: o.name, Resume: o.resume, RetryErrors: o.retry})
+	variants, err := set.SelectVariants(o.variants)
+	if err != nil {
+		return usageErr(fmt.Errorf("%s: %w", path, err))
+	}
+	cfg := tmpl.Config(workbench.RunSpec{Set: set, Source: source, DatasetPath: dataPath, Name: o.name, Resume: o.resume, RetryErrors: o.retry, Variants: variants})
 	if o.dryRun {
 		est, err := runner.DryRun(ctx, cfg)
 		if err != nil {
@@ -411,6 +445,10 @@ func (a *app) printEstimate(est *runner.Estimate, o evalOptions) error {
 	fmt.Fprintf(w, "\n  request bodies  %s bytes\n", groupDigits(est.RequestBytes))
 	fmt.Fprintf(w, "  input tokens    ~%s (approximate, from %s)\n", groupDigits(est.InputTokens), est.Basis)
 	fmt.Fprintf(w, "  cost            ~$%.4f (approximate; cached answers cost nothing)\n", est.CostUSD)
+	if est.Variants > 0 {
+		fmt.Fprintf(w, "  of which %d variant(s): %s bytes, ~%s input tokens, ~$%.4f (asked in the same requests: no extra request)\n",
+			est.Variants, groupDigits(est.VariantRequestBytes), groupDigits(est.VariantInputTokens), est.VariantCostUSD)
+	}
 	if o.maxCost > 0 {
 		verdict := "within"
 		if est.CostUSD > o.maxCost {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jevlab/jevlab/evals/compare"
 	"github.com/jevlab/jevlab/evals/htmlreport"
 	"github.com/jevlab/jevlab/evals/metrics"
 	"github.com/jevlab/jevlab/evals/questionset"
@@ -115,6 +116,8 @@ type runReport struct {
 	// Resume is the command line that continues the run, as the caller
 	// can write it (with the --db and --base-url it was given).
 	Resume string `json:"-"`
+	// Variants pairs each variant the run asked with its question.
+	Variants []compare.VariantComparison `json:"variants,omitempty"`
 }
 
 // maxFailedShown is how many failed items a summary lists.
@@ -131,7 +134,7 @@ func defaultMetricOptions() metrics.Options {
 // snapshot) into the summary eval and show print: per-question right
 // counts and the first few failed items.
 func summaryOf(ctx context.Context, db *store.DB, full *report.RunReport) (*runReport, error) {
-	rep := &runReport{Run: full.Run, Set: full.Set, Questions: full.Questions, Correct: map[string]int{}}
+	rep := &runReport{Run: full.Run, Set: full.Set, Questions: full.Questions, Correct: map[string]int{}, Variants: full.Variants}
 	if full.Run.Errors > 0 {
 		var err error
 		if rep.Failed, err = db.FailedItems(ctx, full.Run.ID, maxFailedShown); err != nil {
@@ -232,6 +235,10 @@ func renderRunReport(w io.Writer, rep *runReport) {
 			}
 			fmt.Fprintf(w, "%s %s\n", esc(q.ID), rt)
 		}
+	}
+	if len(rep.Variants) > 0 {
+		fmt.Fprintln(w)
+		_ = report.WriteVariantsText(w, rep.Variants)
 	}
 	if len(rep.Failed) > 0 {
 		fmt.Fprintf(w, "\nfailed items (%d", r.Errors)

@@ -50,6 +50,16 @@ func (s *Set) Clone() *Set {
 			c.Gates[k] = ng
 		}
 	}
+	if s.Variants != nil {
+		c.Variants = make(map[string][]Variant, len(s.Variants))
+		for k, vs := range s.Variants {
+			cv := make([]Variant, len(vs))
+			for i := range vs {
+				cv[i] = vs[i].clone()
+			}
+			c.Variants[k] = cv
+		}
+	}
 	c.Fixtures = append([]string(nil), s.Fixtures...)
 	c.DatasetMap = s.DatasetMap.clone()
 	c.orig = append([]byte(nil), s.orig...)
@@ -199,6 +209,9 @@ func (s *Set) RemoveQuestion(id string) error {
 	s.Questions = append(qs, s.Questions[i+1:]...)
 	delete(s.Settings, id)
 	delete(s.Gates, id)
+	if _, ok := s.Variants[id]; ok {
+		s.setVariants(id, nil)
+	}
 	return nil
 }
 
@@ -218,6 +231,9 @@ func (s *Set) RenameQuestion(old, new string) error {
 	if _, ok := s.Questions.Get(new); ok {
 		return fmt.Errorf("question %q already exists", new)
 	}
+	if strings.Contains(new, VariantSep) && s.HasVariants() {
+		return fmt.Errorf("question id %q: a set with variants keeps %q for variant ids (queue%sv2); choose another id", new, VariantSep, VariantSep)
+	}
 	qs := make(provider.Questions, len(s.Questions))
 	copy(qs, s.Questions)
 	qs[i].ID = new
@@ -229,6 +245,10 @@ func (s *Set) RenameQuestion(old, new string) error {
 	if g, ok := s.Gates[old]; ok {
 		delete(s.Gates, old)
 		s.Gates[new] = g
+	}
+	if vs, ok := s.Variants[old]; ok {
+		s.setVariants(old, nil)
+		s.setVariants(new, vs)
 	}
 	return nil
 }

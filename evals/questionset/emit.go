@@ -190,9 +190,11 @@ const (
 	lvGate
 	lvData
 	lvNum
+	lvVariants
+	lvVariant
 )
 
-func (l level) ordered() bool { return l == lvQuestions || l == lvData }
+func (l level) ordered() bool { return l == lvQuestions || l == lvData || l == lvVariants }
 
 func (l level) child(key string) level {
 	switch l {
@@ -207,6 +209,16 @@ func (l level) child(key string) level {
 	case lvQuestions:
 		return lvQuestion
 	case lvQuestion:
+		if key == "threshold" || key == "min_confidence" {
+			return lvNum
+		}
+		if key == "variants" {
+			return lvVariants
+		}
+		return lvData
+	case lvVariants:
+		return lvVariant
+	case lvVariant:
 		if key == "threshold" || key == "min_confidence" {
 			return lvNum
 		}

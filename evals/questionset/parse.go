@@ -23,7 +23,7 @@ import (
 var topFields = []string{"name", "model", "state", "questions", "dataset", "fixtures", "gates"}
 
 // questionFields are the fields a question may have.
-var questionFields = []string{"type", "instructions", "criteria", "threshold", "min_confidence", "negation"}
+var questionFields = []string{"type", "instructions", "criteria", "threshold", "min_confidence", "negation", "variants"}
 
 // aliases maps words other dialects use to ours, for "did you mean".
 var aliases = map[string]string{
@@ -224,7 +224,22 @@ func (p *parser) parse(data []byte) *Set {
 // validate runs the provider's own validation and maps each problem to
 // its place in the file.
 func (p *parser) validate(s *Set) {
-	req := s.Request(nil)
+	if s.HasVariants() {
+		// A derived id (queue~v2) must never be a real id.
+		for _, e := range s.Questions {
+			if strings.Contains(e.ID, VariantSep) {
+				var n *yaml.Node
+				if qp, ok := p.qpos[e.ID]; ok {
+					n = qp.key
+				}
+				p.errAt(n, e.ID, "", fmt.Sprintf("a question id cannot contain %q in a set with variants: jevlab asks variant v2 of queue as %q; rename the question", VariantSep, VariantID("queue", "v2")))
+			}
+		}
+		if len(p.errs) > 0 {
+			return
+		}
+	}
+	req := s.RequestWith(nil, s.AllVariants())
 	if req.State == nil {
 		req.State = json.RawMessage(`""`) // the working state is optional
 	}
@@ -246,7 +261,12 @@ func (p *parser) validate(s *Set) {
 			if label, ok := strings.CutPrefix(field, "criteria."); ok && needsQuote(label) {
 				field = "criteria." + strconv.Quote(label)
 			}
-			p.errAt(n, qe.ID, field, msg)
+			qid := qe.ID
+			if base, name, ok := SplitVariantID(qe.ID); ok {
+				qid = base
+				field = strings.TrimSuffix("variants."+name+"."+field, ".")
+			}
+			p.errAt(n, qid, field, msg)
 		case errors.As(prob, &fe):
 			n := p.root
 			if kv, ok := p.top[fe.Field]; ok {
@@ -420,7 +440,92 @@ func (p *parser) question(s *Set, kv pair) (provider.Question, bool) {
 		}
 		s.Settings[id] = st
 	}
+	if vkv, ok := qp.fields["variants"]; ok && len(p.errs) == before {
+		p.variants(s, id, &q, vkv[1])
+	}
 	return q, len(p.errs) == before
+}
+
+// variants reads a question's variants: a mapping of name to the fields
+// it overrides.
+func (p *parser) variants(s *Set, id string, base *provider.Question, n *yaml.Node) {
+	d := deref(n)
+	if d.Kind == yaml.ScalarNode && d.ShortTag() == "!!null" {
+		return
+	}
+	if d.Kind != yaml.MappingNode {
+		p.errAt(d, id, "variants", "must be a mapping of variant name to the fields it changes, e.g. {v2: {instructions: …}}")
+		return
+	}
+	pairs, err := mappingPairs(d, 3)
+	if err != nil {
+		p.posErr(err, d, id, "variants")
+		return
+	}
+	var vs []Variant
+	for _, kv := range pairs {
+		field := "variants." + kv.key
+		if !ValidVariantName(kv.key) {
+			p.errAt(kv.keyNode, id, field, "a variant name is letters, digits, _, - and . (at most 64, starting with a letter or digit)")
+			continue
+		}
+		vd := deref(kv.value)
+		if vd.Kind != yaml.MappingNode {
+			p.errAt(vd, id, field, "must be a mapping of the fields it changes (instructions, criteria, threshold, min_confidence), not "+kindWord(vd))
+			continue
+		}
+		fields, err := mappingPairs(vd, 4)
+		if err != nil {
+			p.posErr(err, vd, id, field)
+			continue
+		}
+		before := len(p.errs)
+		qp := &qpos{key: kv.keyNode, value: kv.value, fields: map[string][2]*yaml.Node{}}
+		v := Variant{Name: kv.key}
+		for _, f := range fields {
+			qp.fields[f.key] = [2]*yaml.Node{f.keyNode, f.value}
+			switch f.key {
+			case "type":
+				p.errAt(f.keyNode, id, field+".type", "a variant keeps its question's type; make a new question to ask another type")
+			case "instructions":
+				raw, err := toJSON(f.value)
+				if err != nil {
+					p.posErr(err, f.value, id, field+".instructions")
+				} else {
+					v.Instructions = raw
+				}
+			case "criteria":
+				tmp := provider.Question{Type: base.Type}
+				p.criteria(&tmp, qp, id, f.value)
+				v.Options, v.Levels = tmp.Options, tmp.Levels
+				if base.Type == provider.Score && v.Options != nil || base.Type != provider.Score && v.Levels != nil {
+					p.errAt(f.value, id, field+".criteria", fmt.Sprintf("a %s's criteria are %s", base.Type, map[bool]string{true: "a list of levels", false: "a mapping of option label to description"}[base.Type == provider.Score]))
+				}
+			case "threshold":
+				v.Threshold = p.unit(f.value, id, field+".threshold")
+				if base.Type != provider.Noul {
+					p.errAt(f.keyNode, id, field+".threshold", fmt.Sprintf("only a noul has a threshold; a %s's decision is its top option", base.Type))
+				}
+			case "min_confidence":
+				v.MinConfidence = p.unit(f.value, id, field+".min_confidence")
+				if base.Type == provider.Noul {
+					p.errAt(f.keyNode, id, field+".min_confidence", "a noul has no confidence; use threshold instead")
+				}
+			default:
+				p.unknown(f.keyNode, id, field+"."+f.key, variantFields, "a variant has "+listWords(variantFields))
+			}
+		}
+		if len(p.errs) == before {
+			p.qpos[VariantID(id, kv.key)] = qp
+			vs = append(vs, v)
+		}
+	}
+	if len(vs) > 0 {
+		if s.Variants == nil {
+			s.Variants = map[string][]Variant{}
+		}
+		s.Variants[id] = vs
+	}
 }
 
 // criteria reads a question's criteria: a mapping becomes options (choice

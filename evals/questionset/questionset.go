@@ -53,6 +53,9 @@ type Set struct {
 	DatasetMap *DatasetMapping
 	// Fixtures are fixture files as written (relative to the file).
 	Fixtures []string
+	// Variants are each question's named variants in file order
+	// (caller-side: never sent as such; see VariantID).
+	Variants map[string][]Variant
 	// Path is the file the set came from ("" for embedded or new sets).
 	Path string
 
@@ -251,19 +254,30 @@ func (s *Set) Question(id string) (*provider.Question, bool) {
 }
 
 // Threshold returns the decision threshold of noul id (DefaultThreshold
-// unless set).
+// unless set). For a variant's derived id it is the variant's, else its
+// question's.
 func (s *Set) Threshold(id string) float64 {
 	if st, ok := s.Settings[id]; ok && st.Threshold != nil {
 		return *st.Threshold
+	}
+	if _, _, ok := SplitVariantID(id); ok {
+		if t, _ := s.variantSetting(id, func(st Settings) *float64 { return st.Threshold }, func(v *Variant) *float64 { return v.Threshold }); t != nil {
+			return *t
+		}
 	}
 	return DefaultThreshold
 }
 
 // MinConfidence returns question id's minimum confidence and whether one is
-// set.
+// set (for a variant's derived id: the variant's, else its question's).
 func (s *Set) MinConfidence(id string) (float64, bool) {
 	if st, ok := s.Settings[id]; ok && st.MinConfidence != nil {
 		return *st.MinConfidence, true
+	}
+	if _, _, ok := SplitVariantID(id); ok {
+		if m, _ := s.variantSetting(id, func(st Settings) *float64 { return st.MinConfidence }, func(v *Variant) *float64 { return v.MinConfidence }); m != nil {
+			return *m, true
+		}
 	}
 	return 0, false
 }
@@ -454,7 +468,7 @@ func (s *Set) writeQuestions(b *bytes.Buffer) {
 		b.WriteByte(':')
 		body, _ := e.Question.MarshalJSON()
 		st, ok := s.Settings[e.ID]
-		if ok && !st.empty() {
+		if (ok && !st.empty()) || len(s.Variants[e.ID]) > 0 {
 			b.Write(body[:len(body)-1])
 			if st.Threshold != nil {
 				b.WriteString(`,"threshold":`)
@@ -468,6 +482,7 @@ func (s *Set) writeQuestions(b *bytes.Buffer) {
 				b.WriteString(`,"negation":`)
 				b.Write(st.Negation)
 			}
+			s.writeVariants(b, e.ID, e.Question.Type)
 			b.WriteByte('}')
 		} else {
 			b.Write(body)

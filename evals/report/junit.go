@@ -83,6 +83,7 @@ func WriteJUnit(w io.Writer, rep *RunReport) error {
 		}
 		s.Cases = append(s.Cases, c)
 	}
+	s.Cases = append(s.Cases, variantCases(class, rep.Variants)...)
 	s.Tests = len(s.Cases)
 	out := junitSuites{Name: suiteName, Tests: s.Tests, Failures: s.Failures, Suites: []junitSuite{s}}
 	if _, err := io.WriteString(w, xml.Header); err != nil {

@@ -78,6 +78,7 @@ func WriteMarkdown(w io.Writer, rep *RunReport) error {
 			fmt.Fprintf(b, "- `%s` %s\n", mdEsc(q.ID), mdEsc(rt.String()))
 		}
 	}
+	variantsMarkdown(b, rep.Variants)
 	if len(rep.Gates) > 0 {
 		b.WriteString("\n| | question | gate | result | source |\n|---|---|---|---|---|\n")
 		for _, g := range rep.Gates {

@@ -20,6 +20,9 @@ type RunReport struct {
 	Set       *questionset.Set          `json:"-"`
 	Questions []*metrics.QuestionReport `json:"questions"`
 	Gates     []GateResult              `json:"gates,omitempty"`
+	// Variants pairs each variant the run asked with its question on the
+	// same items (compare.CompareVariants).
+	Variants []compare.VariantComparison `json:"variants,omitempty"`
 	// Passed is false when any gate failed.
 	Passed bool `json:"passed"`
 }

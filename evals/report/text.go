@@ -198,6 +198,9 @@ func WriteText(w io.Writer, rep *RunReport) error {
 		b.WriteString("\n")
 		writeQuestionText(b, q)
 	}
+	if lines := VariantLines(rep.Variants); len(lines) > 0 {
+		b.WriteString("\n" + strings.Join(lines, "\n") + "\n")
+	}
 	if len(rep.Gates) > 0 {
 		b.WriteString("\ngates\n")
 		for _, g := range rep.Gates {

@@ -36,6 +36,13 @@ type Estimate struct {
 	Basis string `json:"basis"`
 	// Stored counts item × repeats already stored when resuming.
 	Stored int `json:"stored,omitempty"`
+	// Variants counts the variants asked beside their questions; the
+	// Variant* fields are what they add (included in the totals above),
+	// estimated from request size.
+	Variants            int     `json:"variants,omitempty"`
+	VariantRequestBytes int64   `json:"variant_request_bytes,omitempty"`
+	VariantInputTokens  int64   `json:"variant_input_tokens,omitempty"`
+	VariantCostUSD      float64 `json:"variant_cost_usd,omitempty"`
 }
 
 // DryRun estimates the tokens and cost of cfg without calling out: request
@@ -49,6 +56,8 @@ func DryRun(ctx context.Context, cfg Config) (*Estimate, error) {
 	}
 	est := &Estimate{Repeat: cfg.Repeat, Basis: fmt.Sprintf("request size (~%d bytes per token)", BytesPerToken)}
 	var buf bytes.Buffer
+	var variantBytes int64
+	est.Variants = len(cfg.Variants)
 	err := cfg.source()(func(it dataset.Item) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -61,8 +70,18 @@ func DryRun(ctx context.Context, cfg Config) (*Estimate, error) {
 			}
 		}
 		req.AppendJSON(&buf)
+		base := buf.Len()
 		est.Items++
-		est.RequestBytes += int64(buf.Len())
+		est.RequestBytes += int64(base)
+		if len(cfg.Variants) > 0 {
+			// What the variants add to the request as the set builds it.
+			buf.Reset()
+			cfg.Set.Request(it.State).AppendJSON(&buf)
+			plain := buf.Len()
+			buf.Reset()
+			cfg.Set.RequestWith(it.State, cfg.Variants).AppendJSON(&buf)
+			variantBytes += int64(buf.Len() - plain)
+		}
 		return nil
 	})
 	if err != nil {
@@ -76,6 +95,9 @@ func DryRun(ctx context.Context, cfg Config) (*Estimate, error) {
 			return nil, err
 		}
 		for _, r := range runs {
+			if len(recordedVariants(r.Settings)) > 0 {
+				continue // its usage includes variants
+			}
 			if ok := r.Done - r.Errors; ok > 0 && r.InputTokens > 0 {
 				per := float64(r.InputTokens) / float64(ok)
 				est.InputTokens = int64(per * float64(est.Requests))
@@ -95,6 +117,19 @@ func DryRun(ctx context.Context, cfg Config) (*Estimate, error) {
 				}
 			}
 		}
+	}
+	if variantBytes > 0 {
+		// The measured basis is of runs without variants; what the
+		// variants add is their share of the request bytes.
+		est.VariantRequestBytes = variantBytes
+		est.VariantInputTokens = variantBytes / BytesPerToken * int64(cfg.Repeat)
+		if est.Stored > 0 && est.Requests > 0 {
+			left := max(est.Requests-est.Stored, 0)
+			est.VariantInputTokens = est.VariantInputTokens * int64(left) / int64(est.Requests)
+		}
+		est.RequestBytes += variantBytes
+		est.InputTokens += est.VariantInputTokens
+		est.VariantCostUSD = float64(est.VariantInputTokens) * cfg.PricePerMillion / 1e6
 	}
 	est.CostUSD = float64(est.InputTokens) * cfg.PricePerMillion / 1e6
 	return est, nil

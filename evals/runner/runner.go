@@ -7,10 +7,12 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,6 +26,10 @@ import (
 type Config struct {
 	// Set is the question set asked of every item.
 	Set *questionset.Set
+	// Variants are the set's variants asked beside their questions in
+	// every request, each under its derived id (queue~v2), and stored
+	// with the run; recorded in its settings as "variants".
+	Variants []questionset.VariantRef
 	// Items are the dataset items; Source streams them instead (it is
 	// called up to three times and must yield the same items each time).
 	Items  []dataset.Item
@@ -305,6 +311,10 @@ func Run(ctx context.Context, cfg Config, progress chan<- Progress) (string, err
 			return run.ID, &InputError{fmt.Errorf("resume %s: the dataset changed since the run started (snapshot %.12s, now %.12s); use the same data, or start a new run without --resume",
 				run.ID, run.DatasetHash, dsHash)}
 		}
+		if got, want := recordedVariants(run.Settings), variantIDs(cfg.Variants); strings.Join(got, ",") != strings.Join(want, ",") {
+			return run.ID, &InputError{fmt.Errorf("resume %s: the run asked variants [%s], now [%s]; resume with the same --variants",
+				run.ID, strings.Join(got, " "), strings.Join(want, " "))}
+		}
 		if run.Status == store.StatusDone && !(cfg.RetryErrors && run.Errors > 0) {
 			return run.ID, nil
 		}
@@ -384,6 +394,7 @@ func Run(ctx context.Context, cfg Config, progress chan<- Progress) (string, err
 	} else {
 		settings := cfg.Settings
 		settings.Repeat, settings.Concurrency, settings.MaxCostUSD = cfg.Repeat, cfg.Concurrency, cfg.MaxCostUSD
+		settings.Variants = variantIDs(cfg.Variants)
 		cfg.Settings = settings
 		sj, err := jsonMarshal(settings)
 		if err != nil {
@@ -627,7 +638,7 @@ func (e *engine) lostSpend() (int, int64, float64) {
 // ends when calls are abandoned after a stop, stopCtx at the stop itself.
 func (e *engine) ask(ctx, callCtx, stopCtx context.Context, j job, stop context.CancelCauseFunc) (store.ItemResult, bool) {
 	cfg := e.cfg
-	req := cfg.Set.Request(j.item.State)
+	req := cfg.Set.RequestWith(j.item.State, cfg.Variants)
 	var back func(*provider.Result)
 	if cfg.Transform != nil {
 		var terr error
@@ -791,7 +802,7 @@ func (e *engine) emit(final bool) {
 func (e *engine) result(j job, res *provider.Result, err error, wall time.Duration) store.ItemResult {
 	set := e.cfg.Set
 	r := store.ItemResult{ItemID: j.item.ID, Seq: j.seq, Repeat: j.rep}
-	r.Answers = make([]store.ItemAnswer, len(set.Questions))
+	r.Answers = make([]store.ItemAnswer, len(set.Questions), len(set.Questions)+len(e.cfg.Variants))
 	for i := range set.Questions {
 		id := set.Questions[i].ID
 		a := &r.Answers[i]
@@ -800,6 +811,15 @@ func (e *engine) result(j job, res *provider.Result, err error, wall time.Durati
 			idx := l.Index
 			a.Label, a.LabelText = &idx, l.Text
 		}
+	}
+	for _, v := range e.cfg.Variants {
+		a := store.ItemAnswer{QuestionID: v.ID()}
+		if l, ok := j.item.Labels[v.Question]; ok {
+			if idx, ok := variantLabel(set, v, l); ok {
+				a.Label, a.LabelText = &idx, l.Text
+			}
+		}
+		r.Answers = append(r.Answers, a)
 	}
 	if err != nil {
 		kind := string(provider.KindOf(err))
@@ -836,6 +856,58 @@ func (e *engine) result(j job, res *provider.Result, err error, wall time.Durati
 		a.Decided = decided(an, set.Threshold(a.QuestionID))
 	}
 	return r
+}
+
+// variantLabel is an item's label of v's question as an index into the
+// variant's own criteria: the same index unless the variant replaces the
+// criteria, then the option of the same label (choice) or the level of the
+// same index (score, when it still has one).
+func variantLabel(set *questionset.Set, v questionset.VariantRef, l dataset.Label) (int, bool) {
+	vv, ok := set.Variant(v.Question, v.Name)
+	if !ok || l.Index < 0 {
+		return 0, false
+	}
+	if !vv.HasCriteria() {
+		return l.Index, true
+	}
+	q, _ := set.VariantQuestion(v)
+	switch q.Type {
+	case provider.Choice:
+		i := q.OptionIndex(l.Text)
+		return i, i >= 0
+	case provider.Score:
+		return l.Index, l.Index < len(q.Levels)
+	}
+	return l.Index, true
+}
+
+func variantIDs(vs []questionset.VariantRef) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = v.ID()
+	}
+	return out
+}
+
+// recordedVariants reads the derived ids a run recorded in its settings.
+func recordedVariants(settings []byte) []string {
+	var s struct {
+		Variants []string `json:"variants"`
+	}
+	_ = json.Unmarshal(settings, &s)
+	return s.Variants
+}
+
+// RecordedVariants returns the variants a stored run asked (from its
+// settings), in the order it asked them.
+func RecordedVariants(run *store.Run) []questionset.VariantRef {
+	var out []questionset.VariantRef
+	for _, id := range recordedVariants(run.Settings) {
+		if q, n, ok := questionset.SplitVariantID(id); ok {
+			out = append(out, questionset.VariantRef{Question: q, Name: n})
+		}
+	}
+	return out
 }
 
 // decided is the decided value as text: the chosen label, the most probable

@@ -57,6 +57,9 @@ type Settings struct {
 	Repeat      int     `json:"repeat"`
 	Concurrency int     `json:"concurrency"`
 	MaxCostUSD  float64 `json:"max_cost_usd,omitempty"`
+	// Variants are the derived ids (queue~v2) of the variants asked
+	// beside their questions (Config.Variants).
+	Variants []string `json:"variants,omitempty"`
 }
 
 // Duration is a time.Duration stored as its text ("30s").

@@ -33,7 +33,13 @@ type Asked struct {
 // validated. The result is a deep copy, safe to send while the set is
 // edited.
 func Request(set *questionset.Set, state json.RawMessage, model string) (*provider.Request, error) {
-	req := set.Request(state)
+	return RequestWith(set, state, model, nil)
+}
+
+// RequestWith is Request with variants vs asked beside their questions in
+// the same request, each under its derived id (queue~v2).
+func RequestWith(set *questionset.Set, state json.RawMessage, model string, vs []VariantRef) (*provider.Request, error) {
+	req := set.RequestWith(state, vs)
 	if model != "" {
 		req.Model = model
 	}

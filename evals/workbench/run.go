@@ -63,6 +63,9 @@ type RunSpec struct {
 	Name, Resume string
 	// RetryErrors, with Resume, asks again the items that failed.
 	RetryErrors bool
+	// Variants are asked beside their questions in every request
+	// (questionset.Set.SelectVariants).
+	Variants []questionset.VariantRef
 }
 
 // Config builds the runner configuration of spec from the template.
@@ -82,7 +85,7 @@ func (t *RunTemplate) Config(spec RunSpec) runner.Config {
 		}
 	}
 	return runner.Config{
-		Set: spec.Set, Items: spec.Items, Source: spec.Source, DatasetPath: path,
+		Set: spec.Set, Variants: spec.Variants, Items: spec.Items, Source: spec.Source, DatasetPath: path,
 		Provider: t.Provider, DB: t.DB, Repeat: t.Repeat, Concurrency: t.Concurrency,
 		MaxCostUSD: t.MaxCostUSD, Resume: spec.Resume, RetryErrors: spec.RetryErrors, Name: spec.Name,
 		ProviderKind: t.ProviderKind, BaseURL: t.BaseURL, Version: t.Version, Settings: settings,

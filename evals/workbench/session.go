@@ -45,6 +45,9 @@ type Session struct {
 	Dataset DatasetSource
 	// Template starts runs (nil: no database, runs cannot be stored).
 	Template *RunTemplate
+	// AskVariants asks every variant of the set beside its question in
+	// the session's runs (PrepareRun).
+	AskVariants bool
 
 	renames dataset.Renames
 }
@@ -234,7 +237,7 @@ func (s *Session) PrepareRun(items []Item, name, resume, model string) (RunSpec,
 	if model != "" {
 		set.Model = model
 	}
-	return RunSpec{Set: set, DatasetPath: s.Dataset.Path, Items: labelled, Name: name, Resume: resume}, stale
+	return RunSpec{Set: set, DatasetPath: s.Dataset.Path, Items: labelled, Name: name, Resume: resume, Variants: s.VariantsToAsk(s.AskVariants)}, stale
 }
 
 // AskState asks the session's set about state (nil: its working state)

@@ -49,6 +49,10 @@ type RunView struct {
 	// ItemIDs lists the items in dataset order.
 	Items   map[string]map[string]*ItemResult
 	ItemIDs []string
+	// Variants are the variants the run asked beside their questions;
+	// their answers are in Items under the derived ids and their pairing
+	// in Report.Variants.
+	Variants []questionset.VariantRef
 
 	data compare.RunData
 }
@@ -159,6 +163,10 @@ func loadRun(ctx context.Context, db *store.DB, run *Run, cfg ViewConfig) (*RunV
 	}
 	for _, e := range set.Questions {
 		v.data.Thresholds[e.ID] = set.Threshold(e.ID)
+	}
+	v.Variants = runner.RecordedVariants(run)
+	if len(v.Variants) > 0 {
+		v.Report.Variants = compareVariants(v.data, set, v.Variants, opt)
 	}
 	return v, nil
 }
