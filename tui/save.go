@@ -115,10 +115,17 @@ func (d *designModel) askRenames(newCopy bool, write func(rewrite bool) tea.Cmd)
 	if n == 1 {
 		noun = "label uses"
 	}
+	body := fmt.Sprintf("%d %s an option name renamed in this session (%s). Rewrite them in %s to the new names (in place, atomically, nothing else in the file changes), or keep the file as it is: the old names then name no option, and the workbench, jevlab lint and jevlab eval all report and exclude them.",
+		n-sess.PendingIndexShifts(), noun, strings.Join(parts, "; "), file)
+	if k := sess.PendingIndexShifts(); k > 0 {
+		body = fmt.Sprintf("%d score label(s) in %s are level numbers whose level moved in this session (levels reordered, added or removed). Rewrite them to their level's new number (in place, atomically), or keep the file as it is: each number would then name another level when the set is read again.", k, file)
+		if len(parts) > 0 {
+			body += fmt.Sprintf(" Also %d label(s) use an option renamed in this session (%s) and are rewritten with them.", n-k, strings.Join(parts, "; "))
+		}
+	}
 	d.prompt = &prompt{
 		title: "Rewrite the dataset's labels?",
-		body: termsafe.String(fmt.Sprintf("%d %s an option name renamed in this session (%s). Rewrite them in %s to the new names (in place, atomically, nothing else in the file changes), or keep the file as it is: the old names then name no option, and the workbench, jevlab lint and jevlab eval all report and exclude them.",
-			n, noun, strings.Join(parts, "; "), file)),
+		body:  termsafe.String(body),
 		choices: []promptChoice{
 			{key: "w", desc: "save and rewrite the labels", do: func() tea.Cmd { return write(true) }},
 			{key: "k", desc: "save and keep the labels as they are", do: func() tea.Cmd {
@@ -208,7 +215,7 @@ func (d *designModel) saved2(msg savedMsg) {
 		e.fail("saved %s, but the dataset's labels were not rewritten: %v", shown, msg.labelsErr)
 		return
 	case msg.renames != nil:
-		e.items = workbench.Relabel(e.items, msg.renames)
+		e.items = workbench.Reindexed(e.set, workbench.Relabel(e.items, msg.renames))
 		e.sess.ForgetRenames()
 		e.say("saved %s and rewrote %d label(s) in %s", shown, msg.rewrote, filepath.Base(e.sess.Dataset.Path))
 	case msg.kept:

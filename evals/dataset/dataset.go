@@ -38,6 +38,10 @@ type Label struct {
 	// string, a structured level's "label", or its compact JSON), or
 	// "true"/"false".
 	Text string
+	// ByIndex says a score label was written as a level index (2, "2"):
+	// reordering the levels changes what the file means, so the
+	// workbench rewrites such labels when it saves reordered levels.
+	ByIndex bool
 }
 
 // Item is one dataset row.
@@ -703,7 +707,7 @@ func ResolveLabel(q *provider.Question, raw json.RawMessage) (Label, bool, strin
 				if i < 0 || i >= n {
 					return Label{}, false, fmt.Sprintf("level %d is out of range; the scale has levels 0..%d", i, n-1)
 				}
-				return Label{Index: i, Text: levelText(q.Levels[i])}, true, ""
+				return Label{Index: i, Text: levelText(q.Levels[i]), ByIndex: true}, true, ""
 			}
 			return Label{}, false, fmt.Sprintf("%q is neither a level index (0..%d) nor a level's exact text", str, n-1)
 		}
@@ -718,7 +722,7 @@ func ResolveLabel(q *provider.Question, raw json.RawMessage) (Label, bool, strin
 		if i < 0 || i >= n {
 			return Label{}, false, fmt.Sprintf("level %d is out of range; the scale has levels 0..%d", i, n-1)
 		}
-		return Label{Index: i, Text: levelText(q.Levels[i])}, true, ""
+		return Label{Index: i, Text: levelText(q.Levels[i]), ByIndex: true}, true, ""
 	case provider.Noul:
 		s := string(raw)
 		if isStr {

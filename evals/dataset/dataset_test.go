@@ -67,24 +67,24 @@ func TestLabelsPerType(t *testing.T) {
 		raw      string
 		want     Label
 	}{
-		{set, "queue", `"billing"`, Label{0, "billing"}},
-		{set, "queue", `"unknown"`, Label{3, "unknown"}},
-		{set, "urgency", `2`, Label{2, "Stated impact or time pressure; needs a response today."}},
-		{set, "urgency", `2.0`, Label{2, "Stated impact or time pressure; needs a response today."}},
-		{set, "urgency", `"3"`, Label{3, "Cannot tell from the message."}},
-		{set, "urgency", `"A normal request; a response within a few days is fine."`, Label{1, "A normal request; a response within a few days is fine."}},
-		{set, "refund_request", `true`, Label{1, "true"}},
-		{set, "refund_request", `false`, Label{0, "false"}},
-		{set, "refund_request", `"TRUE"`, Label{1, "true"}},
-		{set, "refund_request", `"Yes"`, Label{1, "true"}},
-		{set, "refund_request", `"no"`, Label{0, "false"}},
-		{set, "refund_request", `1`, Label{1, "true"}},
-		{set, "refund_request", `0`, Label{0, "false"}},
-		{set, "refund_request", `"0"`, Label{0, "false"}},
-		{structured, "s", `"high"`, Label{1, "high"}},
-		{structured, "s", `"low"`, Label{0, "low"}},
-		{structured, "s", `"plain"`, Label{2, "plain"}},
-		{structured, "s", `0`, Label{0, "low"}},
+		{set, "queue", `"billing"`, Label{Index: 0, Text: "billing"}},
+		{set, "queue", `"unknown"`, Label{Index: 3, Text: "unknown"}},
+		{set, "urgency", `2`, Label{Index: 2, Text: "Stated impact or time pressure; needs a response today.", ByIndex: true}},
+		{set, "urgency", `2.0`, Label{Index: 2, Text: "Stated impact or time pressure; needs a response today.", ByIndex: true}},
+		{set, "urgency", `"3"`, Label{Index: 3, Text: "Cannot tell from the message.", ByIndex: true}},
+		{set, "urgency", `"A normal request; a response within a few days is fine."`, Label{Index: 1, Text: "A normal request; a response within a few days is fine."}},
+		{set, "refund_request", `true`, Label{Index: 1, Text: "true"}},
+		{set, "refund_request", `false`, Label{Index: 0, Text: "false"}},
+		{set, "refund_request", `"TRUE"`, Label{Index: 1, Text: "true"}},
+		{set, "refund_request", `"Yes"`, Label{Index: 1, Text: "true"}},
+		{set, "refund_request", `"no"`, Label{Index: 0, Text: "false"}},
+		{set, "refund_request", `1`, Label{Index: 1, Text: "true"}},
+		{set, "refund_request", `0`, Label{Index: 0, Text: "false"}},
+		{set, "refund_request", `"0"`, Label{Index: 0, Text: "false"}},
+		{structured, "s", `"high"`, Label{Index: 1, Text: "high"}},
+		{structured, "s", `"low"`, Label{Index: 0, Text: "low"}},
+		{structured, "s", `"plain"`, Label{Index: 2, Text: "plain"}},
+		{structured, "s", `0`, Label{Index: 0, Text: "low", ByIndex: true}},
 	}
 	for _, c := range cases {
 		line := `{"id":"x","state":"s","labels":{"` + c.question + `":` + c.raw + `}}`
@@ -133,7 +133,7 @@ func TestCSV(t *testing.T) {
 	if len(items) != 3 {
 		t.Fatalf("%d items", len(items))
 	}
-	if string(items[0].State) != `{"message":"refund me"}` || items[0].Labels["queue"] != (Label{0, "billing"}) || items[0].Labels["refund_request"] != (Label{1, "true"}) {
+	if string(items[0].State) != `{"message":"refund me"}` || items[0].Labels["queue"] != (Label{Index: 0, Text: "billing"}) || items[0].Labels["refund_request"] != (Label{Index: 1, Text: "true"}) {
 		t.Errorf("row a: %s %+v", items[0].State, items[0].Labels)
 	}
 	if string(items[1].State) != `"plain text state"` || len(items[1].Labels) != 1 || items[1].Labels["urgency"].Index != 0 {
@@ -178,7 +178,7 @@ func TestJSONLDetails(t *testing.T) {
 	}
 	// Without a set, labels are kept as text.
 	items, err = parseAll(t, "d.jsonl", `{"id":"a","state":"s","labels":{"anything":"goes","n":3}}`, Options{}, nil)
-	if err != nil || items[0].Labels["anything"] != (Label{-1, "goes"}) || items[0].Labels["n"] != (Label{-1, "3"}) {
+	if err != nil || items[0].Labels["anything"] != (Label{Index: -1, Text: "goes"}) || items[0].Labels["n"] != (Label{Index: -1, Text: "3"}) {
 		t.Errorf("no set: %v %+v", err, items)
 	}
 }

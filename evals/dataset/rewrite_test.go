@@ -168,7 +168,7 @@ func TestRewriteJSONLOneLabel(t *testing.T) {
 		items := byID(t, p, Options{}, set)
 		mustRewrite(t, p, Options{}, 1, edit("dt-003", "queue", `"technical"`))
 		only(t, before, read(t, p), `"id": "dt-003"`, `"queue": "billing"`, `"queue": "technical"`)
-		sameExcept(t, items, byID(t, p, Options{}, set), map[string]map[string]Label{"dt-003": {"queue": {1, "technical"}}})
+		sameExcept(t, items, byID(t, p, Options{}, set), map[string]map[string]Label{"dt-003": {"queue": {Index: 1, Text: "technical"}}})
 		noTemp(t, p)
 
 		// A score index and a noul on the same line, in one call.
@@ -187,7 +187,7 @@ func TestRewriteJSONLOneLabel(t *testing.T) {
 		only(t, before, read(t, p), `"id": "dt-005"`, `"queue": "technical", `, ``)
 		mustRewrite(t, p, Options{}, 1, edit("dt-005", "queue", `"unknown"`))
 		only(t, before, read(t, p), `"id": "dt-005"`, `"queue": "technical", "urgency": 2}`, `"urgency": 2, "queue": "unknown"}`)
-		sameExcept(t, items, byID(t, p, Options{}, set), map[string]map[string]Label{"dt-005": {"queue": {3, "unknown"}}})
+		sameExcept(t, items, byID(t, p, Options{}, set), map[string]map[string]Label{"dt-005": {"queue": {Index: 3, Text: "unknown"}}})
 	}
 }
 
@@ -248,7 +248,7 @@ func TestRenameOtherToGeneral(t *testing.T) {
 		if !reflect.DeepEqual(changed, []int{8, 10}) {
 			t.Errorf("changed lines %v, want [8 10]", changed)
 		}
-		gen := Label{2, "general"}
+		gen := Label{Index: 2, Text: "general"}
 		sameExcept(t, items, byID(t, p, Options{}, renamed), map[string]map[string]Label{"dt-008": {"queue": gen}, "dt-010": {"queue": gen}})
 		// Again: nothing left to rename.
 		if n, err := RenameLabels(p, Options{}, "queue", map[string]string{"other": "general"}); n != 0 || err != nil {
@@ -499,8 +499,8 @@ func TestRewriteCSV(t *testing.T) {
 	mustRewrite(t, p, Options{}, 2, edit("t2", "queue", `"other"`), edit("t2", "urgency", `3`))
 	only(t, before, read(t, p), "t2,", "technical,1", "other,3")
 	sameExcept(t, items, byID(t, p, Options{}, set), map[string]map[string]Label{
-		"t3": {"queue": {0, "billing"}},
-		"t2": {"queue": {2, "other"}, "urgency": {3, "Cannot tell from the message."}},
+		"t3": {"queue": {Index: 0, Text: "billing"}},
+		"t2": {"queue": {Index: 2, Text: "other"}, "urgency": {Index: 3, Text: "Cannot tell from the message.", ByIndex: true}},
 	})
 
 	// Remove the last cell, label an empty one, rename, and a cell that
@@ -622,7 +622,7 @@ func TestRewriteBanking77Source(t *testing.T) {
 	mustRewrite(t, p, opt, 1, edit("2", "intent", `"card_linking"`))
 	only(t, before, read(t, p), first[:10], "card_arrival", "card_linking")
 	q, _ := set.Questions.Get("intent")
-	sameExcept(t, items, byID(t, p, opt, set), map[string]map[string]Label{"2": {"intent": {q.OptionIndex("card_linking"), "card_linking"}}})
+	sameExcept(t, items, byID(t, p, opt, set), map[string]map[string]Label{"2": {"intent": {Index: q.OptionIndex("card_linking"), Text: "card_linking"}}})
 }
 
 // TestRewriteIrregularSpacing: a line with uneven spacing keeps it all;
@@ -802,7 +802,7 @@ func FuzzRewriteCSV(f *testing.F) {
 		}
 		before := map[string]Item{}
 		Parse("d.csv", strings.NewReader(src), opt, nil, func(it Item) error { before[it.ID] = it; return nil })
-		sameExcept(t, before, byID(t, p, opt, nil), map[string]map[string]Label{first.ID: {"q": {-1, label}}})
+		sameExcept(t, before, byID(t, p, opt, nil), map[string]map[string]Label{first.ID: {"q": {Index: -1, Text: label}}})
 	})
 }
 

@@ -2,6 +2,7 @@ package workbench
 
 import (
 	"maps"
+	"slices"
 
 	"github.com/jevlab/jevlab/evals/dataset"
 )
@@ -26,6 +27,7 @@ func (s *Session) RestoreRenames(r map[string]map[string]string) {
 func (s *Session) Fork() *Session {
 	f := NewSession(s.Set.Clone(), s.Dataset, s.Template)
 	f.RestoreRenames(s.Renames())
+	f.shifts = slices.Clone(s.shifts)
 	return f
 }
 

@@ -2,10 +2,12 @@ package workbench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/jevlab/jevlab/evals/dataset"
@@ -50,6 +52,7 @@ type Session struct {
 	AskVariants bool
 
 	renames dataset.Renames
+	shifts  []dataset.LabelEdit // planned by PendingRenames
 }
 
 // NewSession opens set with its dataset source.
@@ -163,8 +166,12 @@ func (s *Session) Renames() map[string]map[string]string {
 	return out
 }
 
-// PendingRenames says how many dataset labels the session's renames
-// would rewrite, for the save prompt ("rewrite 12 labels in dataset.jsonl?").
+// PendingRenames says how many dataset labels saving the set as it is now
+// would leave meaning something else, for the save prompt ("rewrite 12
+// labels in dataset.jsonl?"): labels naming an option renamed in this
+// session, and score labels written as a level index whose level moved
+// (levels reordered, inserted or deleted above it). It also plans the
+// index rewrites SaveRenames makes (a fork made after it carries the plan).
 func (s *Session) PendingRenames(items []Item) int {
 	n := 0
 	for _, it := range items {
@@ -174,12 +181,80 @@ func (s *Session) PendingRenames(items []Item) int {
 			}
 		}
 	}
-	return n
+	s.shifts = IndexShifts(s.Set, items)
+	return n + len(s.shifts)
 }
 
-// ForgetRenames drops the remembered renames (after the dataset was
-// rewritten, or the user chose to keep the old labels).
-func (s *Session) ForgetRenames() { s.renames = dataset.Renames{} }
+// PendingIndexShifts is how many level-index labels the last
+// PendingRenames found pointing at a level that moved.
+func (s *Session) PendingIndexShifts() int { return len(s.shifts) }
+
+// IndexShifts lists the score labels written as a level index (ByIndex)
+// whose level is now at another index of set: rewriting each to its new
+// index keeps the file meaning what it meant. Labels whose level is gone
+// are stale instead (ResolveLabels reports them).
+func IndexShifts(set *questionset.Set, items []Item) []dataset.LabelEdit {
+	var edits []dataset.LabelEdit
+	for _, it := range items {
+		for _, q := range slices.Sorted(maps.Keys(it.Labels)) {
+			l := it.Labels[q]
+			if !l.ByIndex || l.Index < 0 {
+				continue
+			}
+			question, ok := set.Questions.Get(q)
+			if !ok || question.Type != provider.Score {
+				continue
+			}
+			now := -1
+			for i, lv := range question.Levels {
+				if dataset.LevelText(lv) == l.Text {
+					now = i
+					break
+				}
+			}
+			if now >= 0 && now != l.Index {
+				edits = append(edits, dataset.LabelEdit{ItemID: it.ID, Question: q, Value: json.RawMessage(strconv.Itoa(now))})
+			}
+		}
+	}
+	return edits
+}
+
+// Reindexed returns items with every level-index label's index set to its
+// level's index in set (by text), as a dataset rewritten by SaveRenames
+// now reads. The input is not changed.
+func Reindexed(set *questionset.Set, items []Item) []Item {
+	shifts := IndexShifts(set, items)
+	if len(shifts) == 0 {
+		return items
+	}
+	type key struct{ item, q string }
+	to := make(map[key]int, len(shifts))
+	for _, e := range shifts {
+		i, _ := strconv.Atoi(string(e.Value))
+		to[key{e.ItemID, e.Question}] = i
+	}
+	out := make([]Item, len(items))
+	for i, it := range items {
+		out[i] = it
+		changed := false
+		labels := make(map[string]dataset.Label, len(it.Labels))
+		for q, l := range it.Labels {
+			if ni, ok := to[key{it.ID, q}]; ok {
+				l.Index, changed = ni, true
+			}
+			labels[q] = l
+		}
+		if changed {
+			out[i].Labels = labels
+		}
+	}
+	return out
+}
+
+// ForgetRenames drops the remembered renames and planned index rewrites
+// (after the dataset was rewritten, or the user chose to keep the labels).
+func (s *Session) ForgetRenames() { s.renames, s.shifts = dataset.Renames{}, nil }
 
 // StaleSummary is the one sentence every front end prints for stale
 // labels: "2 labels name no option of the set and are excluded: item a1:
@@ -256,13 +331,21 @@ func (s *Session) AskState(ctx context.Context, p provider.Provider, state []byt
 // means. It returns how many labels changed. An embedded dataset (the
 // shipped example) or none cannot be rewritten.
 func (s *Session) SaveRenames() (int, error) {
-	if len(s.renames) == 0 {
+	if len(s.renames) == 0 && len(s.shifts) == 0 {
 		return 0, nil
 	}
 	if s.Dataset.Path == "" || s.Dataset.Open != nil {
 		return 0, fmt.Errorf("the dataset is not a file this workbench can rewrite; save the set to a folder first")
 	}
 	n := 0
+	if len(s.shifts) > 0 {
+		k, err := dataset.RewriteLabels(s.Dataset.Path, s.Dataset.Options, s.shifts)
+		n += k
+		if err != nil {
+			return n, fmt.Errorf("rewrite level-index labels: %w", err)
+		}
+		s.shifts = nil
+	}
 	for _, q := range slices.Sorted(maps.Keys(s.renames)) {
 		if len(s.renames[q]) == 0 {
 			continue

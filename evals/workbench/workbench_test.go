@@ -334,3 +334,89 @@ func TestSaveRenamesRewritesTheDataset(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Reordering score levels keeps what an index label means: demo-triage's
+// urgency labels are level indexes (2 = needs a response today); after
+// the levels are reversed, saving rewrites each to its level's new index,
+// and the file read with the saved set resolves to the same levels.
+func TestSaveRewritesIndexLabelsOfReorderedLevels(t *testing.T) {
+	dir := t.TempDir()
+	root := testutil.RepoRoot(t)
+	for _, f := range []string{"questions.yaml", "dataset.jsonl"} {
+		b, err := os.ReadFile(filepath.Join(root, "fixtures", "demo-triage", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set, err := questionset.Load(filepath.Join(dir, "questions.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := DatasetFor(set, "", dataset.Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewSession(set, ds, nil)
+	ctx := context.Background()
+	items, err := LoadItems(ctx, set, ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]string{}
+	for _, it := range items {
+		if l, ok := it.Labels["urgency"]; ok {
+			if !l.ByIndex {
+				t.Fatalf("urgency label of %s not read as an index", it.ID)
+			}
+			before[it.ID] = l.Text
+		}
+	}
+	if s.PendingRenames(items) != 0 {
+		t.Fatal("pending rewrites before any edit")
+	}
+	// Reverse the four levels: 0↔3, 1↔2.
+	if err := set.MoveLevel("urgency", 3, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := set.MoveLevel("urgency", 3, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := set.MoveLevel("urgency", 3, 2); err != nil {
+		t.Fatal(err)
+	}
+	got, stale := s.Labelled(items)
+	if len(stale) != 0 {
+		t.Fatalf("stale %v", stale)
+	}
+	q, _ := set.Questions.Get("urgency")
+	for _, it := range got {
+		if l, ok := it.Labels["urgency"]; ok && dataset.LevelText(q.Levels[l.Index]) != before[it.ID] {
+			t.Fatalf("%s: label moved to level %d", it.ID, l.Index)
+		}
+	}
+	n := s.PendingRenames(items)
+	if n == 0 || s.PendingIndexShifts() != n {
+		t.Fatalf("pending %d, index shifts %d", n, s.PendingIndexShifts())
+	}
+	fork := s.Fork()
+	changed, err := fork.SaveRenames()
+	if err != nil || changed != n {
+		t.Fatalf("SaveRenames = %d, %v; want %d", changed, err, n)
+	}
+	// Read the rewritten file with the reordered set: the same levels.
+	fresh, err := LoadItems(ctx, set, ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range fresh {
+		if l, ok := it.Labels["urgency"]; ok && l.Text != before[it.ID] {
+			t.Fatalf("%s reads as %q after the rewrite, was %q", it.ID, l.Text, before[it.ID])
+		}
+	}
+	if re := Reindexed(set, items); len(IndexShifts(set, re)) != 0 {
+		t.Fatal("Reindexed left shifts")
+	}
+}
