@@ -13,6 +13,7 @@ func commands(a *app) []*cobra.Command {
 		newRunsCmd(a),
 		newShowCmd(a),
 		newCompareCmd(a),
+		newLogCmd(a),
 		newReportCmd(a),
 		newLintCmd(a),
 		newImportCmd(a),

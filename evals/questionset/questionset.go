@@ -466,29 +466,55 @@ func (s *Set) writeQuestions(b *bytes.Buffer) {
 		}
 		writeString(b, e.ID)
 		b.WriteByte(':')
-		body, _ := e.Question.MarshalJSON()
-		st, ok := s.Settings[e.ID]
-		if (ok && !st.empty()) || len(s.Variants[e.ID]) > 0 {
-			b.Write(body[:len(body)-1])
-			if st.Threshold != nil {
-				b.WriteString(`,"threshold":`)
-				b.WriteString(formatFloat(*st.Threshold))
-			}
-			if st.MinConfidence != nil {
-				b.WriteString(`,"min_confidence":`)
-				b.WriteString(formatFloat(*st.MinConfidence))
-			}
-			if st.Negation != nil {
-				b.WriteString(`,"negation":`)
-				b.Write(st.Negation)
-			}
-			s.writeVariants(b, e.ID, e.Question.Type)
-			b.WriteByte('}')
-		} else {
-			b.Write(body)
-		}
+		s.writeQuestion(b, e)
 	}
 	b.WriteByte('}')
+}
+
+// writeQuestion writes one question in the file layout: its wire form
+// with its caller-side settings and variants.
+func (s *Set) writeQuestion(b *bytes.Buffer, e provider.QuestionEntry) {
+	body, _ := e.Question.MarshalJSON()
+	st, ok := s.Settings[e.ID]
+	if (ok && !st.empty()) || len(s.Variants[e.ID]) > 0 {
+		b.Write(body[:len(body)-1])
+		if st.Threshold != nil {
+			b.WriteString(`,"threshold":`)
+			b.WriteString(formatFloat(*st.Threshold))
+		}
+		if st.MinConfidence != nil {
+			b.WriteString(`,"min_confidence":`)
+			b.WriteString(formatFloat(*st.MinConfidence))
+		}
+		if st.Negation != nil {
+			b.WriteString(`,"negation":`)
+			b.Write(st.Negation)
+		}
+		s.writeVariants(b, e.ID, e.Question.Type)
+		b.WriteByte('}')
+	} else {
+		b.Write(body)
+	}
+}
+
+// QuestionBody is question id's revision body: {"id": …, "question": …}
+// with the question in the file layout (wire form, caller-side settings,
+// variants) as compact JSON; nil when there is no such question. Two
+// bodies are equal exactly when the question, its id and its variants
+// are.
+func (s *Set) QuestionBody(id string) []byte {
+	for _, e := range s.Questions {
+		if e.ID == id {
+			var b bytes.Buffer
+			b.WriteString(`{"id":`)
+			writeString(&b, id)
+			b.WriteString(`,"question":`)
+			s.writeQuestion(&b, e)
+			b.WriteByte('}')
+			return b.Bytes()
+		}
+	}
+	return nil
 }
 
 // canonicalJSON is the whole set (wire questions and settings) as compact

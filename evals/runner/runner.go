@@ -26,6 +26,10 @@ import (
 type Config struct {
 	// Set is the question set asked of every item.
 	Set *questionset.Set
+	// Split names the part of the dataset the items are ("dev", "test"
+	// or "" for all of it), recorded with the run's question revisions:
+	// the hold-out ledger counts the revisions that saw "test".
+	Split string
 	// Variants are the set's variants asked beside their questions in
 	// every request, each under its derived id (queue~v2), and stored
 	// with the run; recorded in its settings as "variants".
@@ -395,6 +399,7 @@ func Run(ctx context.Context, cfg Config, progress chan<- Progress) (string, err
 		settings := cfg.Settings
 		settings.Repeat, settings.Concurrency, settings.MaxCostUSD = cfg.Repeat, cfg.Concurrency, cfg.MaxCostUSD
 		settings.Variants = variantIDs(cfg.Variants)
+		settings.Split = cfg.Split
 		cfg.Settings = settings
 		sj, err := jsonMarshal(settings)
 		if err != nil {
@@ -408,6 +413,9 @@ func Run(ctx context.Context, cfg Config, progress chan<- Progress) (string, err
 		})
 		if err != nil {
 			return "", err
+		}
+		if err := db.RecordRevisions(ctx, run.ID, cfg.Split, run.StartedAt, Revisions(cfg.Set)); err != nil {
+			return run.ID, err
 		}
 	}
 	e := &engine{cfg: &cfg, run: run, owner: owner, done: done, total: n * cfg.Repeat, progress: progress,
@@ -896,6 +904,17 @@ func recordedVariants(settings []byte) []string {
 	}
 	_ = json.Unmarshal(settings, &s)
 	return s.Variants
+}
+
+// Revisions are the set's question revisions as the store records them:
+// each question's QuestionBody under the set's title, hashed.
+func Revisions(set *questionset.Set) []store.QuestionRevision {
+	out := make([]store.QuestionRevision, 0, len(set.Questions))
+	for _, e := range set.Questions {
+		body := set.QuestionBody(e.ID)
+		out = append(out, store.QuestionRevision{SetName: set.Title(), QuestionID: e.ID, Hash: store.HashBytes(body), Body: body})
+	}
+	return out
 }
 
 // RecordedVariants returns the variants a stored run asked (from its

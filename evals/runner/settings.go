@@ -60,6 +60,8 @@ type Settings struct {
 	// Variants are the derived ids (queue~v2) of the variants asked
 	// beside their questions (Config.Variants).
 	Variants []string `json:"variants,omitempty"`
+	// Split is the part of the dataset asked (Config.Split).
+	Split string `json:"split,omitempty"`
 }
 
 // Duration is a time.Duration stored as its text ("30s").
