@@ -128,3 +128,17 @@ func (db *DB) RunsWithoutRevisions(ctx context.Context, setName string) ([]strin
 	}
 	return out, rows.Err()
 }
+
+// RevisionsOnSplitBy counts the distinct revisions of question qid in set
+// setName that runs started no later than run runID asked on split: what
+// had seen that split when runID ran (runID itself included).
+func (db *DB) RevisionsOnSplitBy(ctx context.Context, setName, qid, split, runID string) (int, error) {
+	var n int
+	err := db.sql.QueryRowContext(ctx, `SELECT count(DISTINCT rr.hash) FROM run_revisions rr JOIN runs r ON r.id = rr.run_id
+		WHERE rr.set_name = ? AND rr.question_id = ? AND rr.split = ?
+		AND r.started_at <= (SELECT started_at FROM runs WHERE id = ?)`, setName, qid, split, runID).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("ledger of %s: %w", qid, err)
+	}
+	return n, nil
+}

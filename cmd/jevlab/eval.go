@@ -42,6 +42,9 @@ type evalOptions struct {
 	stateFields string
 	labels      []string
 	variants    []string    // --variants: all, Q or Q:v2,v3 (repeatable)
+	split       string      // --split dev|test
+	splitRatio  float64     // --split-ratio: the test share of a new split
+	splitSeed   uint64      // --split-seed: the seed of a new split
 	report      reportFlags // --junit, --markdown, gates (report.go)
 }
 
@@ -130,6 +133,9 @@ questions). --dry-run says what the variants add to the cost.`,
 	bindReportFlags(f, &o.report)
 	bindDataFlags(f, &o.idField, &o.stateField, &o.stateFields, &o.labels)
 	bindVariantsFlag(f, &o.variants)
+	f.StringVar(&o.split, "split", "", "evaluate only the dev or the test items of the set's hold-out split (written into the set on first use; test runs are counted in the ledger)")
+	f.Float64Var(&o.splitRatio, "split-ratio", questionset.DefaultTestShare, "share of items held out for test when the set has no split yet")
+	f.Uint64Var(&o.splitSeed, "split-seed", 1, "seed of the hash that splits the items when the set has no split yet")
 	return cmd
 }
 
@@ -178,6 +184,9 @@ func (a *app) eval(ctx context.Context, path string, o evalOptions, changed func
 			}
 			path = merged.Set
 		}
+		if o.split == "" {
+			o.split = stored.Split
+		}
 		if len(o.variants) == 0 {
 			// The variants the run asked, unless --variants says otherwise
 			// (the runner refuses a resume that asks others).
@@ -193,9 +202,13 @@ func (a *app) eval(ctx context.Context, path string, o evalOptions, changed func
 	if err != nil {
 		return usageErr(err)
 	}
+	if err := a.ensureSplit(set, path, o, changed); err != nil {
+		return err
+	}
 	if a.model != "" {
 		set.Model = a.model
 	}
+	inSplit := func(it dataset.Item) bool { return o.split == "" || set.Split.Of(it.ID) == o.split }
 	dataPath := o.data
 	if dataPath == "" {
 		if set.Dataset == "" {
@@ -223,6 +236,9 @@ func (a *app) eval(ctx context.Context, path string, o evalOptions, changed func
 	opt.KeepStale = true
 	var stale []dataset.StaleLabel
 	if err := dataset.Stream(dataPath, opt, set, func(it dataset.Item) error {
+		if !inSplit(it) {
+			return nil
+		}
 		_, s := dataset.ResolveLabels(set, []dataset.Item{it}, nil)
 		stale = append(stale, s...)
 		return nil
@@ -234,6 +250,9 @@ func (a *app) eval(ctx context.Context, path string, o evalOptions, changed func
 	}
 	source := func(fn func(dataset.Item) error) error {
 		return dataset.Stream(dataPath, opt, set, func(it dataset.Item) error {
+			if !inSplit(it) {
+				return nil
+			}
 			items, _ := dataset.ResolveLabels(set, []dataset.Item{it}, nil)
 			return fn(items[0])
 		})
@@ -252,7 +271,7 @@ func (a *app) eval(ctx context.Context, path string, o evalOptions, changed func
 	if err != nil {
 		return usageErr(fmt.Errorf("%s: %w", path, err))
 	}
-	cfg := tmpl.Config(workbench.RunSpec{Set: set, Source: source, DatasetPath: dataPath, Name: o.name, Resume: o.resume, RetryErrors: o.retry, Variants: variants})
+	cfg := tmpl.Config(workbench.RunSpec{Set: set, Source: source, DatasetPath: dataPath, Name: o.name, Resume: o.resume, RetryErrors: o.retry, Variants: variants, Split: o.split})
 	if o.dryRun {
 		est, err := runner.DryRun(ctx, cfg)
 		if err != nil {
@@ -413,6 +432,37 @@ func (a *app) resumeCommand(setPath, runID string, changed func(string) bool) st
 		parts = append(parts, "--key-env", shellQuote(a.keyEnv))
 	}
 	return strings.Join(parts, " ")
+}
+
+// ensureSplit checks --split and, the first time a set is split, writes
+// its split (seed, test share) into the set file, so it never moves.
+func (a *app) ensureSplit(set *questionset.Set, path string, o evalOptions, changed func(string) bool) error {
+	if o.split == "" {
+		if changed("split-ratio") || changed("split-seed") {
+			return usageErr(errors.New("--split-ratio and --split-seed shape a new split: use them with --split dev|test"))
+		}
+		return nil
+	}
+	if o.split != questionset.SplitDev && o.split != questionset.SplitTest {
+		return usageErr(fmt.Errorf("--split %q: want dev or test", o.split))
+	}
+	sp := questionset.SplitSpec{Seed: o.splitSeed, Test: o.splitRatio}
+	if set.Split != nil {
+		if changed("split-ratio") || changed("split-seed") {
+			if err := set.SetSplit(sp); err != nil {
+				return usageErr(fmt.Errorf("%s: %w", path, err))
+			}
+		}
+		return nil
+	}
+	if err := set.SetSplit(sp); err != nil {
+		return usageErr(fmt.Errorf("--split-ratio: %w", err))
+	}
+	if err := set.Save(path); err != nil {
+		return usageErr(fmt.Errorf("write the split into %s: %w", path, err))
+	}
+	fmt.Fprintf(a.stderr, "jevlab: %s: split the items into dev and test (%s) and wrote split: into the file; it never moves (each item goes by its id)\n", path, set.Split)
+	return nil
 }
 
 // absPath makes p absolute ("" stays "").

@@ -118,6 +118,10 @@ type runReport struct {
 	Resume string `json:"-"`
 	// Variants pairs each variant the run asked with its question.
 	Variants []compare.VariantComparison `json:"variants,omitempty"`
+	// Split and Holdout: the part of the dataset asked and, on test, the
+	// ledger's count per question.
+	Split   string               `json:"split,omitempty"`
+	Holdout []report.HoldoutNote `json:"holdout,omitempty"`
 }
 
 // maxFailedShown is how many failed items a summary lists.
@@ -134,7 +138,7 @@ func defaultMetricOptions() metrics.Options {
 // snapshot) into the summary eval and show print: per-question right
 // counts and the first few failed items.
 func summaryOf(ctx context.Context, db *store.DB, full *report.RunReport) (*runReport, error) {
-	rep := &runReport{Run: full.Run, Set: full.Set, Questions: full.Questions, Correct: map[string]int{}, Variants: full.Variants}
+	rep := &runReport{Run: full.Run, Set: full.Set, Questions: full.Questions, Correct: map[string]int{}, Variants: full.Variants, Split: full.Split, Holdout: full.Holdout}
 	if full.Run.Errors > 0 {
 		var err error
 		if rep.Failed, err = db.FailedItems(ctx, full.Run.ID, maxFailedShown); err != nil {
@@ -234,6 +238,12 @@ func renderRunReport(w io.Writer, rep *runReport) {
 				routed = true
 			}
 			fmt.Fprintf(w, "%s %s\n", esc(q.ID), rt)
+		}
+	}
+	if len(rep.Holdout) > 0 {
+		fmt.Fprintln(w)
+		for _, h := range rep.Holdout {
+			fmt.Fprintf(w, "%s\n", esc(h.Message))
 		}
 	}
 	if len(rep.Variants) > 0 {

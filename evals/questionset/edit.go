@@ -60,6 +60,10 @@ func (s *Set) Clone() *Set {
 			c.Variants[k] = cv
 		}
 	}
+	if s.Split != nil {
+		sp := *s.Split
+		c.Split = &sp
+	}
 	c.Fixtures = append([]string(nil), s.Fixtures...)
 	c.DatasetMap = s.DatasetMap.clone()
 	c.orig = append([]byte(nil), s.orig...)

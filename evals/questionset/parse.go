@@ -20,7 +20,7 @@ import (
 )
 
 // topFields are the fields a question-set file may have.
-var topFields = []string{"name", "model", "state", "questions", "dataset", "fixtures", "gates"}
+var topFields = []string{"name", "model", "state", "questions", "dataset", "split", "fixtures", "gates"}
 
 // questionFields are the fields a question may have.
 var questionFields = []string{"type", "instructions", "criteria", "threshold", "min_confidence", "negation", "variants"}
@@ -203,6 +203,8 @@ func (p *parser) parse(data []byte) *Set {
 			}
 		case "fixtures":
 			p.fixtures(s, kv.value)
+		case "split":
+			p.split(s, kv.value)
 		case "gates":
 			// parsed after the questions, which it refers to
 		default:

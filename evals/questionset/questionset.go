@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/jevlab/jevlab/internal/inputfile"
@@ -53,6 +54,8 @@ type Set struct {
 	DatasetMap *DatasetMapping
 	// Fixtures are fixture files as written (relative to the file).
 	Fixtures []string
+	// Split is the hold-out split of the set's dataset (nil: none yet).
+	Split *SplitSpec
 	// Variants are each question's named variants in file order
 	// (caller-side: never sent as such; see VariantID).
 	Variants map[string][]Variant
@@ -549,6 +552,14 @@ func (s *Set) canonicalJSON() []byte {
 		field("dataset")
 		s.writeDataset(&b)
 	}
+	if s.Split != nil {
+		field("split")
+		b.WriteString(`{"seed":`)
+		b.WriteString(strconv.FormatUint(s.Split.Seed, 10))
+		b.WriteString(`,"test":`)
+		b.WriteString(formatFloat(s.Split.Test))
+		b.WriteByte('}')
+	}
 	if len(s.Fixtures) > 0 {
 		field("fixtures")
 		if s.fixScal && len(s.Fixtures) == 1 {
@@ -638,7 +649,7 @@ func (s *Set) IsJSON() bool { return s.isJSON }
 // onlyQuestions reports whether the set has nothing but questions (and
 // their settings), so a bare question map can be saved as one.
 func (s *Set) onlyQuestions() bool {
-	return s.Name == "" && s.Model == "" && s.State == nil && s.Dataset == "" && len(s.Fixtures) == 0 && len(s.Gates) == 0
+	return s.Name == "" && s.Model == "" && s.State == nil && s.Dataset == "" && len(s.Fixtures) == 0 && len(s.Gates) == 0 && s.Split == nil
 }
 
 // Changed reports whether the set differs from what was loaded or last

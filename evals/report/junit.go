@@ -63,6 +63,9 @@ func WriteJUnit(w io.Writer, rep *RunReport) error {
 			s.Properties = append(s.Properties, junitProperty{"usage", u})
 		}
 	}
+	for _, h := range rep.Holdout {
+		s.Properties = append(s.Properties, junitProperty{"holdout." + h.Question, h.Message})
+	}
 	byID := map[string]*metrics.QuestionReport{}
 	for _, q := range rep.Questions {
 		byID[q.ID] = q

@@ -78,6 +78,12 @@ func WriteMarkdown(w io.Writer, rep *RunReport) error {
 			fmt.Fprintf(b, "- `%s` %s\n", mdEsc(q.ID), mdEsc(rt.String()))
 		}
 	}
+	for _, l := range HoldoutLines(rep) {
+		fmt.Fprintf(b, "\n- ⚠️ %s", mdEsc(l))
+	}
+	if len(rep.Holdout) > 0 {
+		b.WriteString("\n")
+	}
 	variantsMarkdown(b, rep.Variants)
 	if len(rep.Gates) > 0 {
 		b.WriteString("\n| | question | gate | result | source |\n|---|---|---|---|---|\n")

@@ -20,11 +20,42 @@ type RunReport struct {
 	Set       *questionset.Set          `json:"-"`
 	Questions []*metrics.QuestionReport `json:"questions"`
 	Gates     []GateResult              `json:"gates,omitempty"`
+	// Split is the part of the dataset the run asked ("" all, dev, test);
+	// Holdout says, for a run on test, how many revisions of each question
+	// had seen test by then (the ledger).
+	Split   string        `json:"split,omitempty"`
+	Holdout []HoldoutNote `json:"holdout,omitempty"`
 	// Variants pairs each variant the run asked with its question on the
 	// same items (compare.CompareVariants).
 	Variants []compare.VariantComparison `json:"variants,omitempty"`
 	// Passed is false when any gate failed.
 	Passed bool `json:"passed"`
+}
+
+// HoldoutNote is the hold-out ledger's word on one question of a run on
+// test: how many revisions of it had been evaluated on test by then.
+type HoldoutNote struct {
+	Question  string `json:"question"`
+	Revisions int    `json:"revisions"`
+	Message   string `json:"message"`
+}
+
+// NewHoldoutNote words the ledger's count for question q.
+func NewHoldoutNote(q string, revisions int) HoldoutNote {
+	msg := fmt.Sprintf("test seen by %d revision of %s (this one): an unbiased estimate only if nothing was tuned on it", revisions, q)
+	if revisions > 1 {
+		msg = fmt.Sprintf("test seen by %d revisions of %s: its accuracy is optimistic", revisions, q)
+	}
+	return HoldoutNote{Question: q, Revisions: revisions, Message: msg}
+}
+
+// HoldoutLines are the ledger lines of a report on test (none otherwise).
+func HoldoutLines(rep *RunReport) []string {
+	var out []string
+	for _, h := range rep.Holdout {
+		out = append(out, h.Message)
+	}
+	return out
 }
 
 // GateResult is one question × gate condition.

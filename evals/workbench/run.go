@@ -66,6 +66,8 @@ type RunSpec struct {
 	// Variants are asked beside their questions in every request
 	// (questionset.Set.SelectVariants).
 	Variants []questionset.VariantRef
+	// Split is the part of the dataset the items are (dev, test, "").
+	Split string
 }
 
 // Config builds the runner configuration of spec from the template.
@@ -85,7 +87,7 @@ func (t *RunTemplate) Config(spec RunSpec) runner.Config {
 		}
 	}
 	return runner.Config{
-		Set: spec.Set, Variants: spec.Variants, Items: spec.Items, Source: spec.Source, DatasetPath: path,
+		Set: spec.Set, Variants: spec.Variants, Split: spec.Split, Items: spec.Items, Source: spec.Source, DatasetPath: path,
 		Provider: t.Provider, DB: t.DB, Repeat: t.Repeat, Concurrency: t.Concurrency,
 		MaxCostUSD: t.MaxCostUSD, Resume: spec.Resume, RetryErrors: spec.RetryErrors, Name: spec.Name,
 		ProviderKind: t.ProviderKind, BaseURL: t.BaseURL, Version: t.Version, Settings: settings,

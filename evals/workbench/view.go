@@ -164,6 +164,18 @@ func loadRun(ctx context.Context, db *store.DB, run *Run, cfg ViewConfig) (*RunV
 	for _, e := range set.Questions {
 		v.data.Thresholds[e.ID] = set.Threshold(e.ID)
 	}
+	if st, err := runner.ParseSettings(run); err == nil && st.Split != "" {
+		v.Report.Split = st.Split
+		if st.Split == questionset.SplitTest {
+			for _, e := range set.Questions {
+				n, err := db.RevisionsOnSplitBy(ctx, set.Title(), e.ID, st.Split, run.ID)
+				if err != nil {
+					return nil, err
+				}
+				v.Report.Holdout = append(v.Report.Holdout, report.NewHoldoutNote(e.ID, n))
+			}
+		}
+	}
 	v.Variants = runner.RecordedVariants(run)
 	if len(v.Variants) > 0 {
 		v.Report.Variants = compareVariants(v.data, set, v.Variants, opt)
