@@ -55,6 +55,8 @@ type Answer struct {
 	HasConfidence bool    `json:"-"`
 	// Probs are the probabilities in question order (choice, score).
 	Probs []float64 `json:"probabilities,omitempty"`
+	// Box is a box answer's edges (box only; see BoxOf for stored ones).
+	Box *Edges `json:"box,omitempty"`
 	// Raw is the answer object exactly as received, unknown fields included.
 	Raw json.RawMessage `json:"raw,omitempty"`
 	// Provenance says where the answer came from.
@@ -72,6 +74,7 @@ type answerJSON struct {
 	Score      *float64        `json:"score,omitempty"`
 	Confidence *float64        `json:"confidence,omitempty"`
 	Probs      []float64       `json:"probabilities,omitempty"`
+	Box        *Edges          `json:"box,omitempty"`
 	Raw        json.RawMessage `json:"raw,omitempty"`
 	Provenance Provenance      `json:"provenance"`
 }
@@ -81,7 +84,7 @@ type answerJSON struct {
 // one) and "probabilities" for a choice; "score", "confidence" and
 // "probabilities" for a score.
 func (a Answer) MarshalJSON() ([]byte, error) {
-	w := answerJSON{ID: a.ID, Type: a.Type, Raw: a.Raw, Provenance: a.Provenance}
+	w := answerJSON{ID: a.ID, Type: a.Type, Raw: a.Raw, Provenance: a.Provenance, Box: a.Box}
 	switch a.Type {
 	case Noul:
 		w.P = &a.P
@@ -119,7 +122,7 @@ func (a *Answer) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &w); err != nil {
 		return err
 	}
-	*a = Answer{ID: w.ID, Type: w.Type, Probs: w.Probs, Raw: w.Raw, Provenance: w.Provenance}
+	*a = Answer{ID: w.ID, Type: w.Type, Probs: w.Probs, Raw: w.Raw, Provenance: w.Provenance, Box: w.Box}
 	if w.P != nil {
 		a.P = *w.P
 	}

@@ -665,6 +665,9 @@ func fastCheckResponse(req *Request, body []byte) (res *Result, err error, ok bo
 				found[i] = true
 				next = i + 1
 				q := &qs[i].Question
+				if q.Type == Box {
+					return -1 // box answers are read by Check (checkBox)
+				}
 				if sz := q.Size(); cap(scratch) < sz {
 					scratch = make([]wireProb, 0, max(sz, 32))
 				}

@@ -88,6 +88,9 @@ func checkOne(id string, q *Question, raw json.RawMessage) (Answer, []error) {
 // checkOneScratch is checkOne reading probabilities into scratch and
 // aligning them into dst (nil: a new slice).
 func checkOneScratch(id string, q *Question, raw json.RawMessage, scratch []wireProb, dst []float64) (Answer, []error) {
+	if q.Type == Box {
+		return checkBox(id, q, raw)
+	}
 	w, ok := fastAnswer(raw, scratch)
 	w.dst = dst
 	var a Answer

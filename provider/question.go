@@ -19,8 +19,9 @@ const (
 	Score  QuestionType = "score"
 )
 
-// Valid reports whether t is one of the API's question types.
-func (t QuestionType) Valid() bool { return t == Noul || t == Choice || t == Score }
+// Valid reports whether t is one of the API's question types (box: Jev
+// 1.14, box.go).
+func (t QuestionType) Valid() bool { return t == Noul || t == Choice || t == Score || t == Box }
 
 // Option is one labelled criteria entry: a choice option, or a noul's
 // "true"/"false" entry. Description is compact raw JSON ("null" when the
@@ -175,13 +176,16 @@ func (q *Question) UnmarshalJSON(data []byte) error {
 		}
 	}
 	if q.Type == "" {
-		return &FieldError{Field: "type", Msg: "missing; use noul, choice or score"}
+		return &FieldError{Field: "type", Msg: "missing; use noul, choice, score or box"}
 	}
 	if !q.Type.Valid() {
-		return &FieldError{Field: "type", Msg: fmt.Sprintf("%q is not a question type; use noul, choice or score", string(q.Type))}
+		return &FieldError{Field: "type", Msg: fmt.Sprintf("%q is not a question type; use noul, choice, score or box", string(q.Type))}
 	}
 	if criteria == nil || isNull(criteria) {
 		return nil
+	}
+	if q.Type == Box {
+		return &FieldError{Field: "criteria", Msg: "a box question has no criteria; its instructions name the target and the image"}
 	}
 	switch q.Type {
 	case Choice, Noul:

@@ -89,6 +89,12 @@ type Request struct {
 	State json.RawMessage
 	// Questions are the questions in written order.
 	Questions Questions
+	// Assets are the request's images (Jev 1.14, box.go), referenced by
+	// name from the state or questions; sent only with DangerZone.Images.
+	Assets []Asset
+	// DangerZone are the experimental opt-ins the request is sent with (as
+	// headers, never in the body).
+	DangerZone DangerZone
 }
 
 // MarshalJSON writes the wire body {"model","state","questions"}.
@@ -111,6 +117,25 @@ func (r *Request) AppendJSON(b *bytes.Buffer) {
 	}
 	b.WriteString(`,"questions":`)
 	r.Questions.appendJSON(b)
+	r.appendAssets(b, false)
+	b.WriteByte('}')
+}
+
+// AppendRecordJSON writes the body as a recording keeps it: each asset by
+// its SHA-256 and size instead of its bytes, so fixture files stay small
+// and still key the answers to the images asked about.
+func (r *Request) AppendRecordJSON(b *bytes.Buffer) {
+	b.WriteString(`{"model":`)
+	writeJSONString(b, r.Model)
+	b.WriteString(`,"state":`)
+	if r.State == nil {
+		b.WriteString("null")
+	} else {
+		b.Write(r.State)
+	}
+	b.WriteString(`,"questions":`)
+	r.Questions.appendJSON(b)
+	r.appendAssets(b, true)
 	b.WriteByte('}')
 }
 
@@ -138,6 +163,15 @@ func (r *Request) UnmarshalJSON(data []byte) error {
 			if err := r.Questions.UnmarshalJSON(f.Value); err != nil {
 				return err
 			}
+		case "assets":
+			if isNull(f.Value) {
+				continue
+			}
+			as, err := parseAssets(f.Value)
+			if err != nil {
+				return err
+			}
+			r.Assets = as
 		}
 	}
 	if r.State == nil {
@@ -153,7 +187,7 @@ func (r *Request) Subset(ids []string) *Request {
 	for _, id := range ids {
 		want[id] = true
 	}
-	out := &Request{Model: r.Model, State: r.State}
+	out := &Request{Model: r.Model, State: r.State, Assets: r.Assets, DangerZone: r.DangerZone}
 	for _, e := range r.Questions {
 		if want[e.ID] {
 			out.Questions = append(out.Questions, e)

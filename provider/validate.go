@@ -66,10 +66,21 @@ func (r *Request) ValidateWith(lim Limits) error {
 			probs = append(probs, &QuestionError{ID: e.ID, Err: p})
 		}
 	}
+	if r.NeedsImages() && !r.DangerZone.Images {
+		what := "box questions"
+		if len(r.Assets) > 0 {
+			what = "image assets"
+		}
+		add("", "danger_zone", what+" are experimental (Jev 1.14) and need the Images Danger-Zone opt-in: --images, or danger_zone: {images: true} in the set")
+	}
+	r.assetProblems(func(field, msg string) { add("", field, msg) })
 	if len(probs) == 0 {
 		max := lim.MaxRequestBytes
 		if max <= 0 {
 			max = DefaultMaxRequestBytes
+		}
+		if len(r.Assets) > 0 && max < MaxImageRequestBytes {
+			max = MaxImageRequestBytes // the Images opt-in's cap, every use of an image counted
 		}
 		if n := r.Size(); n > max {
 			add("", "request", fmt.Sprintf("serialized size %d bytes exceeds the limit of %d bytes; shorten the state or split the questions", n, max))
@@ -96,7 +107,7 @@ func (r *Request) Size() int {
 		}
 		n += jsonStringLen(r.Questions[i].ID) + 1 + r.Questions[i].Question.size()
 	}
-	return n
+	return n + r.assetsSize()
 }
 
 // size is the length of the question as appendJSON writes it.
@@ -159,7 +170,7 @@ func (q *Question) problems() []error {
 		probs = append(probs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
 	}
 	if !q.Type.Valid() {
-		add("type", "%q is not a question type; use noul, choice or score", string(q.Type))
+		add("type", "%q is not a question type; use noul, choice, score or box", string(q.Type))
 		return probs
 	}
 	if q.Instructions != nil {
@@ -185,6 +196,13 @@ func (q *Question) problems() []error {
 		}
 	}
 	switch q.Type {
+	case Box:
+		if len(q.Options) > 0 || len(q.Levels) > 0 {
+			add("criteria", "a box question has no criteria; its instructions name the target and the image")
+		}
+		if q.Instructions == nil || KindOfJSON(q.Instructions) == 'n' {
+			add("instructions", "missing; a box question's instructions name the target and the image it is in (e.g. \"the coffee mug in `photo`\")")
+		}
 	case Noul:
 		if len(q.Levels) > 0 {
 			add("criteria", "a noul's criteria is an object with keys \"true\"/\"false\", not a list")

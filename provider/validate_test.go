@@ -119,7 +119,7 @@ func TestValidateTable(t *testing.T) {
 
 		// types and fields, rejected at decode
 		{"type missing", reqWith(`{"instructions":"x"}`), Limits{}, []string{`question "q": type: missing`}},
-		{"type unknown", reqWith(`{"type":"box"}`), Limits{}, []string{`question "q": type: "box" is not a question type`}},
+		{"type unknown", reqWith(`{"type":"bbox"}`), Limits{}, []string{`question "q": type: "bbox" is not a question type`}},
 		{"type not a string", reqWith(`{"type":1}`), Limits{}, []string{`question "q": type: must be a string`}},
 		{"unknown question field", reqWith(`{"type":"noul","threshold":0.7}`), Limits{}, []string{`question "q": threshold: unknown field`}},
 		{"duplicate question field", reqWith(`{"type":"noul","type":"choice"}`), Limits{}, []string{`question "q": type: duplicate key`}},

@@ -43,6 +43,7 @@ type wireRequest struct {
 	State     json.RawMessage `json:"state"`
 	Document  json.RawMessage `json:"document"` // legacy name of state
 	Questions json.RawMessage `json:"questions"`
+	Assets    json.RawMessage `json:"assets"` // images, by hash (provider.WithAssets)
 }
 
 // indexer computes answer_index rows. It remembers the last few decoded
@@ -93,6 +94,12 @@ func (ix *indexer) rows(ex provider.Exchange) ([]indexRow, error) {
 		reqModel = provider.DefaultModel
 	}
 	at := recordedNS(ex.RecordedAt)
+	var assets []provider.Asset
+	if len(w.Assets) > 0 && string(w.Assets) != "null" {
+		if assets, err = provider.ParseAssets(w.Assets); err != nil {
+			return nil, fmt.Errorf("request: %w", err)
+		}
+	}
 	var out []indexRow
 	for i := range qs {
 		e := &qs[i]
@@ -100,7 +107,7 @@ func (ix *indexer) rows(ex provider.Exchange) ([]indexRow, error) {
 		if !ok {
 			continue
 		}
-		r := indexRow{key: provider.KeyFor(reqModel, state, &e.Question), questionID: e.ID, model: model, recordedNS: at}
+		r := indexRow{key: provider.WithAssets(provider.KeyFor(reqModel, state, &e.Question), assets), questionID: e.ID, model: model, recordedNS: at}
 		if sp.raw != nil {
 			r.raw = sp.raw
 		} else {

@@ -13,6 +13,7 @@ import (
 	"github.com/jevlab/jevlab/evals/questionset"
 	"github.com/jevlab/jevlab/internal/inputfile"
 	"github.com/jevlab/jevlab/internal/termsafe"
+	"github.com/jevlab/jevlab/provider"
 	"github.com/jevlab/jevlab/store"
 )
 
@@ -40,6 +41,8 @@ type app struct {
 	timeout     time.Duration
 	keyEnv      string
 	api         string // --api (hosts.go)
+	// dangerZone is --images and --long-context (box.go).
+	dangerZone provider.DangerZone
 	// maxFixtureLine is --max-fixture-line: the longest fixture line read.
 	maxFixtureLine int
 
@@ -79,6 +82,8 @@ func (a *app) bindGlobalFlags(root *cobra.Command) {
 	f.Float64Var(&a.rps, "rps", 15, "requests per second at most (TypeSafe allows 1,200/min)")
 	f.DurationVar(&a.timeout, "timeout", 30*time.Second, "per-attempt timeout")
 	f.StringVar(&a.keyEnv, "key-env", defaultKeyEnv, "environment variable holding the API key (with --api openrouter: OPENROUTER_API_KEY, cloudflare: CLOUDFLARE_API_TOKEN)")
+	f.BoolVar(&a.dangerZone.Images, "images", false, "opt in to Jev 1.14's experimental images and box questions (sends TypeSafe-Danger-Zone-Images: true on requests that carry them)")
+	f.BoolVar(&a.dangerZone.LongContext, "long-context", false, "opt in to long context: lifts the 64k/32k token limits to 262k, slower and less accurate (sends TypeSafe-Danger-Zone-Long-Context: true)")
 	f.StringVar(&a.api, "api", "", "the host's shape of the call: typesafe (POST /v1/systemone), openrouter (POST /api/alpha/decisions) or cloudflare (Workers AI /ai/run); default: detected from the base URL")
 	f.IntVar(&a.maxFixtureLine, "max-fixture-line", 64<<20, "longest fixture line read, in bytes; longer lines are skipped with a warning")
 	a.maxSetSize = questionset.DefaultMaxFileBytes

@@ -128,7 +128,14 @@ func (a *app) ask(ctx context.Context, path, stateArg string, asJSON bool, as st
 			return usageErr(fmt.Errorf("%s: %w", path, err))
 		}
 	}
-	req, err := workbench.RequestWith(set, state, a.model, variants)
+	// Jev 1.14: the set's images, read and encoded now, checked before
+	// anything is sent, with the Danger-Zone opt-ins (box.go).
+	ropt, err := a.requestOptions(set)
+	if err != nil {
+		return usageErr(fmt.Errorf("%s: %w", path, err))
+	}
+	ropt.Variants = variants
+	req, err := workbench.RequestFor(set, state, a.model, ropt)
 	if err != nil {
 		return usageErr(fmt.Errorf("%s: %w", path, err))
 	}
@@ -259,6 +266,10 @@ func renderResult(w io.Writer, set *questionset.Set, req *provider.Request, res 
 			continue
 		}
 		fmt.Fprintln(w)
+		if q.Type == provider.Box {
+			renderBox(w, an, boxImage(req, q)) // box.go
+			continue
+		}
 		renderAnswer(w, an, q, set.Threshold(an.ID))
 	}
 }

@@ -296,7 +296,7 @@ func TestImportFailures(t *testing.T) {
 		failCase{"Playground apiVersion v2", Playground, share(`{"apiVersion":"v2","documentText":"","promptsText":"{}"}`),
 			`in.json: playground: payload.apiVersion: "v2": jevlab reads apiVersion v1 share links only`},
 		failCase{"Playground invalid question", Playground, share(`{"apiVersion":"v1","documentText":"x","promptsText":"{\"q\":{\"type\":\"boolean\"}}"}`),
-			`in.json: playground: promptsText.q: type: "boolean" is not a question type; use noul, choice or score`},
+			`in.json: playground: promptsText.q: type: "boolean" is not a question type; use noul, choice, score or box`},
 		failCase{"Playground promptsText not JSON", Playground, share(`{"apiVersion":"v1","documentText":"x","promptsText":"[1,"}`),
 			`in.json: playground: payload.promptsText: invalid JSON: unexpected end of JSON input`},
 		failCase{"Playground promptsText an array", Playground, share(`{"apiVersion":"v1","documentText":"x","promptsText":"[1]"}`),

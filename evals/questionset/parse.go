@@ -20,7 +20,7 @@ import (
 )
 
 // topFields are the fields a question-set file may have.
-var topFields = []string{"name", "model", "state", "questions", "dataset", "split", "fixtures", "gates"}
+var topFields = []string{"name", "model", "state", "questions", "dataset", "split", "fixtures", "gates", "assets", "danger_zone"}
 
 // questionFields are the fields a question may have.
 var questionFields = []string{"type", "instructions", "criteria", "threshold", "min_confidence", "negation", "variants"}
@@ -205,6 +205,10 @@ func (p *parser) parse(data []byte) *Set {
 			p.fixtures(s, kv.value)
 		case "split":
 			p.split(s, kv.value)
+		case "assets": // assets.go
+			p.readAssets(s, kv.value)
+		case "danger_zone":
+			p.readDangerZone(s, kv.value)
 		case "gates":
 			// parsed after the questions, which it refers to
 		default:
@@ -245,6 +249,7 @@ func (p *parser) validate(s *Set) {
 	if req.State == nil {
 		req.State = json.RawMessage(`""`) // the working state is optional
 	}
+	req.DangerZone = validationDangerZone(s) // assets.go
 	err := req.Validate()
 	var ve *provider.ValidationError
 	if !errors.As(err, &ve) {
@@ -385,7 +390,7 @@ func (p *parser) question(s *Set, kv pair) (provider.Question, bool) {
 	}
 	tkv, ok := qp.fields["type"]
 	if !ok {
-		p.errAt(qp.key, id, "type", "missing; use noul, choice or score")
+		p.errAt(qp.key, id, "type", "missing; use noul, choice, score or box")
 		return q, false
 	}
 	t := p.text(tkv[1], id, "type")
@@ -394,8 +399,8 @@ func (p *parser) question(s *Set, kv pair) (provider.Question, bool) {
 	}
 	q.Type = provider.QuestionType(t)
 	if !q.Type.Valid() {
-		msg := fmt.Sprintf("%q is not a question type; use noul, choice or score", t)
-		if sug := suggest(t, []string{"noul", "choice", "score"}); sug != "" {
+		msg := fmt.Sprintf("%q is not a question type; use noul, choice, score or box", t)
+		if sug := suggest(t, []string{"noul", "choice", "score", "box"}); sug != "" {
 			msg = fmt.Sprintf("%q is not a question type; did you mean %s?", t, sug)
 		}
 		p.errAt(tkv[1], id, "type", msg)

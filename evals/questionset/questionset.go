@@ -59,6 +59,11 @@ type Set struct {
 	// Variants are each question's named variants in file order
 	// (caller-side: never sent as such; see VariantID).
 	Variants map[string][]Variant
+	// Assets are the set's images (`assets:`, assets.go), read when sent.
+	Assets []AssetRef
+	// DangerZone is the set's own opt-in to Jev's experimental features
+	// (`danger_zone:`).
+	DangerZone provider.DangerZone
 	// Path is the file the set came from ("" for embedded or new sets).
 	Path string
 
@@ -240,7 +245,7 @@ func (s *Set) Request(state json.RawMessage) *provider.Request {
 	}
 	qs := make(provider.Questions, len(s.Questions))
 	copy(qs, s.Questions)
-	return &provider.Request{Model: s.ModelName(), State: state, Questions: qs}
+	return &provider.Request{Model: s.ModelName(), State: state, Questions: qs, DangerZone: s.DangerZone}
 }
 
 // ModelName returns the requested model, provider.DefaultModel when unset.

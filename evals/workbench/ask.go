@@ -3,7 +3,6 @@ package workbench
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/jevlab/jevlab/evals/questionset"
@@ -39,28 +38,7 @@ func Request(set *questionset.Set, state json.RawMessage, model string) (*provid
 // RequestWith is Request with variants vs asked beside their questions in
 // the same request, each under its derived id (queue~v2).
 func RequestWith(set *questionset.Set, state json.RawMessage, model string, vs []VariantRef) (*provider.Request, error) {
-	req := set.RequestWith(state, vs)
-	if model != "" {
-		req.Model = model
-	}
-	if req.Model == "" {
-		req.Model = provider.DefaultModel
-	}
-	if len(req.State) == 0 {
-		return nil, fmt.Errorf("no state to ask: the set has no working state (state:)")
-	}
-	if err := req.Validate(); err != nil {
-		return nil, err
-	}
-	body, err := req.MarshalJSON()
-	if err != nil {
-		return nil, fmt.Errorf("encode request: %w", err)
-	}
-	var sent provider.Request
-	if err := json.Unmarshal(body, &sent); err != nil {
-		return nil, fmt.Errorf("copy request: %w", err)
-	}
-	return &sent, nil
+	return RequestFor(set, state, model, RequestOptions{Variants: vs}) // assets.go
 }
 
 // Ask sends req once. When the whole request fails because some questions

@@ -45,8 +45,10 @@ func (r *response) withoutAnswer(pick float64) []byte {
 // answer decodes, validates and answers one request body. It returns the
 // response and http.StatusOK, or an error body with 422 (statusUnrecorded
 // for questions that are not recorded).
-func (s *Server) answer(body []byte) (*response, int) {
-	cacheable := len(body) <= maxCachedBody && (s.cfg.Fragile == nil || s.cfg.Fragile.RepeatNoise == 0)
+func (s *Server) answer(body []byte, dz provider.DangerZone) (*response, int) {
+	// Requests with Danger-Zone headers are validated every time: the same
+	// body may be valid with the header and not without.
+	cacheable := len(body) <= maxCachedBody && (s.cfg.Fragile == nil || s.cfg.Fragile.RepeatNoise == 0) && dz == (provider.DangerZone{})
 	if cacheable {
 		s.cacheMu.RLock()
 		c, ok := s.cache[string(body)]
@@ -64,8 +66,12 @@ func (s *Server) answer(body []byte) (*response, int) {
 		}
 		return &response{body: detailBody(decodeDetails(body, err))}, http.StatusUnprocessableEntity
 	}
+	req.DangerZone = dz
 	if err := req.ValidateWith(s.cfg.Limits); err != nil {
 		return &response{body: detailBody(validationDetails(&req, err))}, http.StatusUnprocessableEntity
+	}
+	if r, status, refused := s.jev114(&req, body); refused {
+		return r, status
 	}
 
 	answers := make([]json.RawMessage, len(req.Questions))
@@ -76,7 +82,7 @@ func (s *Server) answer(body []byte) (*response, int) {
 	for i := range req.Questions {
 		q := &req.Questions[i].Question
 		if len(s.index) > 0 {
-			if rec, ok := s.index[provider.KeyFor(req.Model, req.State, q)]; ok {
+			if rec, ok := s.index[provider.KeyForRequest(&req, q)]; ok {
 				answers[i] = rec.answer
 				if model == "" {
 					model = rec.model

@@ -63,6 +63,10 @@ type Config struct {
 	Faults Faults
 	// Seed seeds the fault RNG and the synthetic key shuffle.
 	Seed int64
+	// TokenLimits applies the API's token limits (64k per request, 32k for
+	// the state and the longest question, counted as the stand-in counts
+	// usage: body bytes / 4), lifted to 262k by the Long-Context header.
+	TokenLimits bool
 	// Limits are the validation limits (zero: the API's defaults).
 	Limits provider.Limits
 	// Fragile, when set, makes synthetic answers those of an ideal
@@ -226,7 +230,7 @@ func New(cfg Config) (*Server, error) {
 			if !ok {
 				continue
 			}
-			k := provider.KeyFor(req.Model, req.State, &e.Question)
+			k := provider.KeyForRequest(&req, &e.Question)
 			if _, dup := s.index[k]; dup {
 				continue
 			}
@@ -466,7 +470,7 @@ func (s *Server) systemOne(w http.ResponseWriter, r *http.Request) {
 	}
 	body := buf.Bytes()
 
-	resp, status := s.answer(body)
+	resp, status := s.answer(body, dangerZoneOf(r)) // hosts.go
 	if status != http.StatusOK {
 		s.stats.invalid.Add(1)
 		if status == statusUnrecorded {

@@ -174,6 +174,8 @@ func (sy *synthesizer) answer(q *provider.Question, seed int64) json.RawMessage 
 	p := sy.s.prepared(q)
 	shuffleSeed := mix(uint64(seed), sy.stateHash, p.hash)
 	switch q.Type {
+	case provider.Box:
+		return synthBox(shuffleSeed)
 	case provider.Noul:
 		st := sy.overlap(&p.outcomes[0])
 		sf := 0.25

@@ -324,7 +324,7 @@ func (c *Client) Ask(ctx context.Context, req *provider.Request) (*provider.Resu
 	}
 
 	red := newRedactor(c.key, req.State)
-	at, perr := c.do(ctx, http.MethodPost, c.askURL, wireBody, red)
+	at, perr := c.doWith(ctx, http.MethodPost, c.askURL, wireBody, red, req.DangerHeaders())
 	if perr != nil {
 		return nil, perr
 	}
@@ -366,8 +366,15 @@ func (c *Client) Ask(ctx context.Context, req *provider.Request) (*provider.Resu
 	res.Latency = at.latency
 	res.RequestID = at.requestID
 	res.Attempts = at.attempts
+	record := json.RawMessage(body)
+	if len(req.Assets) > 0 {
+		// A recording keeps each image by its hash, not its bytes.
+		var b bytes.Buffer
+		req.AppendRecordJSON(&b)
+		record = b.Bytes()
+	}
 	res.Exchanges = []provider.Exchange{{
-		Request:    body,
+		Request:    record,
 		Response:   oneLine(respBody),
 		LatencyMS:  latencyMS,
 		RecordedAt: recorded.Format(time.RFC3339Nano),
@@ -432,10 +439,16 @@ type attempt struct {
 // do runs one call with the concurrency and rate limits and the retry
 // policy. The returned error is always a *provider.Error.
 func (c *Client) do(ctx context.Context, method, url string, body []byte, red redactor) (*attempt, error) {
+	return c.doWith(ctx, method, url, body, red, nil)
+}
+
+// doWith is do sending extra headers (the Danger-Zone opt-ins) on every
+// attempt.
+func (c *Client) doWith(ctx context.Context, method, url string, body []byte, red redactor, extra map[string]string) (*attempt, error) {
 	start := c.now()
 	failures := 0 // retryable failures other than rate limits
 	for n := 1; ; n++ {
-		at, perr := c.attemptOnce(ctx, method, url, body, n-1, red)
+		at, perr := c.attemptOnce(ctx, method, url, body, n-1, red, extra)
 		if perr == nil {
 			at.attempts = n
 			return at, nil
@@ -514,7 +527,7 @@ func ctxError(ctx context.Context, attempts int) *provider.Error {
 
 // attemptOnce makes one HTTP request within the limits. A non-2xx status is
 // returned as a classified error.
-func (c *Client) attemptOnce(ctx context.Context, method, url string, body []byte, retry int, red redactor) (*attempt, *provider.Error) {
+func (c *Client) attemptOnce(ctx context.Context, method, url string, body []byte, retry int, red redactor, extra map[string]string) (*attempt, *provider.Error) {
 	select {
 	case c.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -549,6 +562,9 @@ func (c *Client) attemptOnce(ctx context.Context, method, url string, body []byt
 	}
 	if retry > 0 {
 		hreq.Header[headerRetryCount] = []string{strconv.Itoa(retry)}
+	}
+	for k, v := range extra {
+		hreq.Header.Set(k, v)
 	}
 	t0 := time.Now()
 	resp, err := c.hc.Do(hreq)

@@ -63,8 +63,8 @@ func newEncoder(lim provider.Limits) *encoder {
 // with earlier calls and must not be modified.
 func (e *encoder) encode(req *provider.Request) ([]byte, error) {
 	n := len(req.Questions)
-	if req.Model == "" || n == 0 || dupIDs(req.Questions) {
-		return e.slow(req)
+	if req.Model == "" || n == 0 || dupIDs(req.Questions) || req.NeedsImages() {
+		return e.slow(req) // images and box questions: validated whole every time
 	}
 	var small [16]*qentry
 	ents := small[:0]
