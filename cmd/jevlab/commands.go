@@ -14,6 +14,7 @@ func commands(a *app) []*cobra.Command {
 		newShowCmd(a),
 		newCompareCmd(a),
 		newLogCmd(a),
+		newSuggestCmd(a),
 		newReportCmd(a),
 		newLintCmd(a),
 		newImportCmd(a),
