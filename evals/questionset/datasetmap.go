@@ -51,7 +51,7 @@ var datasetFields = []string{"path", "id", "state", "state_fields", "labels"}
 
 // datasetMapping parses the mapping form of `dataset:`.
 func (p *parser) datasetMapping(s *Set, n *yaml.Node) {
-	pairs, err := mappingPairs(n, 1)
+	pairs, err := p.conv.pairs(n, 1)
 	if err != nil {
 		p.posErr(err, n, "", "dataset")
 		return
@@ -99,7 +99,7 @@ func (p *parser) labelMappings(m *DatasetMapping, n *yaml.Node) {
 		p.errAt(d, "", "dataset.labels", "must map question ids to fields, e.g. {queue: expect.queue}")
 		return
 	}
-	pairs, err := mappingPairs(d, 2)
+	pairs, err := p.conv.pairs(d, 2)
 	if err != nil {
 		p.posErr(err, d, "", "dataset.labels")
 		return
@@ -114,7 +114,7 @@ func (p *parser) labelMappings(m *DatasetMapping, n *yaml.Node) {
 			continue
 		}
 		lm := LabelMapping{Question: kv.key}
-		inner, err := mappingPairs(v, 3)
+		inner, err := p.conv.pairs(v, 3)
 		if err != nil {
 			p.posErr(err, v, kv.key, f)
 			continue
@@ -125,7 +125,7 @@ func (p *parser) labelMappings(m *DatasetMapping, n *yaml.Node) {
 				lm.Field = p.text(e.value, kv.key, f+".field")
 			case "values":
 				vals := deref(e.value)
-				vp, err := mappingPairs(vals, 4)
+				vp, err := p.conv.pairs(vals, 4)
 				if err != nil || vals.Kind != yaml.MappingNode {
 					p.errAt(vals, kv.key, f+".values", "must map a value as the file writes it to a label, e.g. {low: 0, high: 2}")
 					continue

@@ -16,9 +16,17 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// maxExpanded caps the JSON a YAML document may expand to through aliases
-// ("billion laughs"): a question set is never this large.
+// maxExpanded caps what a YAML document may expand to through aliases and
+// merge keys ("billion laughs"), beyond what its own text spells out: a
+// question set is never this large.
 const maxExpanded = 16 << 20
+
+// plainFactor bounds the JSON a document's own text can spell without
+// aliases, per byte of it: `{a,b}` is 8 bytes of JSON ("a":null) for 2 of
+// YAML, and nothing spells more. A converter for a whole document allows
+// that much on top of maxExpanded, so a long plain text is never taken for
+// alias expansion (its size is the file size cap's business).
+const plainFactor = 4
 
 // maxDepth caps nesting so a hostile file cannot exhaust the stack.
 const maxDepth = 512
@@ -32,14 +40,26 @@ type posError struct {
 func (e *posError) Error() string { return e.msg }
 
 // converter turns yaml.Node trees into compact JSON, keeping key order and
-// number spelling, resolving aliases and merge keys.
+// number spelling, resolving aliases and merge keys. One converter reads a
+// whole document, so its budget bounds the expansion across every field:
+// a thousand questions that each alias one large anchor are charged for
+// each copy.
 type converter struct {
-	budget int // bytes of output still allowed
+	budget int // bytes of output (and merged entries) still allowed
 }
 
-// toJSON converts n to compact JSON.
+// newConverter returns a converter for a document of size bytes.
+func newConverter(size int) *converter {
+	return &converter{budget: maxExpanded + plainFactor*size}
+}
+
+// toJSON converts n to compact JSON with a budget of its own.
 func toJSON(n *yaml.Node) (json.RawMessage, error) {
-	c := &converter{budget: maxExpanded}
+	return (&converter{budget: maxExpanded}).toJSON(n)
+}
+
+// toJSON converts n to compact JSON, charging c's budget.
+func (c *converter) toJSON(n *yaml.Node) (json.RawMessage, error) {
 	var b bytes.Buffer
 	if err := c.write(&b, n, 0); err != nil {
 		return nil, err
@@ -70,7 +90,7 @@ func YAMLNodeJSON(n *yaml.Node) (json.RawMessage, error) {
 func (c *converter) charge(n int, at *yaml.Node) error {
 	c.budget -= n
 	if c.budget < 0 {
-		return &posError{at, fmt.Sprintf("the document expands to more than %d MB through aliases", maxExpanded>>20)}
+		return &posError{at, fmt.Sprintf("the document expands to more than %d MB through aliases (*name) and merge keys (<<); spell the repeated parts out once", maxExpanded>>20)}
 	}
 	return nil
 }
@@ -114,7 +134,7 @@ func (c *converter) write(b *bytes.Buffer, n *yaml.Node, depth int) error {
 		b.WriteByte(']')
 		return c.charge(2+len(n.Content), n)
 	case yaml.MappingNode:
-		pairs, err := mappingPairs(n, depth)
+		pairs, err := c.pairs(n, depth)
 		if err != nil {
 			return err
 		}
@@ -146,8 +166,22 @@ type pair struct {
 }
 
 // mappingPairs returns the entries of a mapping in document order, with
-// merge keys (<<) expanded and duplicate keys rejected.
+// merge keys (<<) expanded and duplicate keys rejected, with a budget of
+// its own.
 func mappingPairs(n *yaml.Node, depth int) ([]pair, error) {
+	return (&converter{budget: maxExpanded}).pairs(n, depth)
+}
+
+// pairs is mappingPairs charging c's budget for every entry a merge key
+// brings in (merging is alias expansion). A mapping merged twice into one
+// mapping (<<: [*a, *a], or through two paths) is read once: its keys are
+// already there, and reading it again made `a1: {<<: [*a0, *a0, *a0,
+// *a0]}` nested 14 deep take a minute.
+func (c *converter) pairs(n *yaml.Node, depth int) ([]pair, error) {
+	return c.mappingPairs(n, depth, nil)
+}
+
+func (c *converter) mappingPairs(n *yaml.Node, depth int, merging map[*yaml.Node]bool) ([]pair, error) {
 	if depth > maxDepth {
 		return nil, &posError{n, fmt.Sprintf("nested more than %d levels deep", maxDepth)}
 	}
@@ -157,7 +191,10 @@ func mappingPairs(n *yaml.Node, depth int) ([]pair, error) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
-			m, err := mergeSources(v, depth+1)
+			if merging == nil {
+				merging = map[*yaml.Node]bool{n: true}
+			}
+			m, err := c.mergeSources(v, depth+1, merging)
 			if err != nil {
 				return nil, err
 			}
@@ -184,17 +221,30 @@ func mappingPairs(n *yaml.Node, depth int) ([]pair, error) {
 	return out, nil
 }
 
-func mergeSources(v *yaml.Node, depth int) ([]pair, error) {
+func (c *converter) mergeSources(v *yaml.Node, depth int, merging map[*yaml.Node]bool) ([]pair, error) {
 	for v.Kind == yaml.AliasNode && v.Alias != nil {
 		v = v.Alias
 	}
 	switch v.Kind {
 	case yaml.MappingNode:
-		return mappingPairs(v, depth)
+		if merging[v] {
+			return nil, nil
+		}
+		merging[v] = true
+		ps, err := c.mappingPairs(v, depth, merging)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ps {
+			if err := c.charge(len(p.key)+3, p.keyNode); err != nil {
+				return nil, err
+			}
+		}
+		return ps, nil
 	case yaml.SequenceNode:
 		var out []pair
 		for _, e := range v.Content {
-			p, err := mergeSources(e, depth+1)
+			p, err := c.mergeSources(e, depth+1, merging)
 			if err != nil {
 				return nil, err
 			}
@@ -253,8 +303,11 @@ func scalarJSON(n *yaml.Node) (string, error) {
 			v = "0" + v[2:]
 		}
 		u, err := strconv.ParseUint(v, 0, 64)
-		if err != nil {
+		if errors.Is(err, strconv.ErrRange) {
 			return "", &posError{n, fmt.Sprintf("integer %s cannot be represented in JSON", n.Value)}
+		}
+		if err != nil {
+			return "", &posError{n, fmt.Sprintf("%s is tagged !!int but is not an integer", strconv.Quote(n.Value))}
 		}
 		s := strconv.FormatUint(u, 10)
 		if neg && s != "0" {
@@ -266,6 +319,9 @@ func scalarJSON(n *yaml.Node) (string, error) {
 			return n.Value, nil
 		}
 		f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)
+		if errors.Is(err, strconv.ErrSyntax) && !yamlInfNaN(n.Value) {
+			return "", &posError{n, fmt.Sprintf("%s is tagged !!float but is not a number", strconv.Quote(n.Value))}
+		}
 		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 			return "", &posError{n, fmt.Sprintf("number %s cannot be represented in JSON (no infinities or NaN)", n.Value)}
 		}
@@ -280,6 +336,15 @@ func scalarJSON(n *yaml.Node) (string, error) {
 		return b.String(), nil
 	}
 	return "", &posError{n, fmt.Sprintf("unsupported tag %s; use plain JSON-compatible values", n.Tag)}
+}
+
+// yamlInfNaN reports whether s is YAML's spelling of an infinity or NaN.
+func yamlInfNaN(s string) bool {
+	switch strings.ToLower(strings.TrimLeft(s, "+-")) {
+	case ".inf", ".nan":
+		return true
+	}
+	return false
 }
 
 // isJSONNumber reports whether s is spelled as a JSON number.

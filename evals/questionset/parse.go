@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jevlab/jevlab/internal/editdist"
+	"github.com/jevlab/jevlab/internal/termsafe"
 	"github.com/jevlab/jevlab/provider"
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -47,6 +48,7 @@ type parser struct {
 	root *yaml.Node
 	top  map[string][2]*yaml.Node
 	qpos map[string]*qpos
+	conv *converter // one budget for the whole document's alias expansion
 }
 
 func (p *parser) errAt(n *yaml.Node, question, field, msg string) {
@@ -151,7 +153,7 @@ func (p *parser) parse(data []byte) *Set {
 		p.errAt(root, "", "", "a question set is a mapping with name, model, state and questions, not "+kindWord(root))
 		return nil
 	}
-	pairs, err := mappingPairs(root, 0)
+	pairs, err := p.conv.pairs(root, 0)
 	if err != nil {
 		p.posErr(err, root, "", "")
 		return nil
@@ -179,7 +181,7 @@ func (p *parser) parse(data []byte) *Set {
 				p.errAt(kv.value, "", "model", "is empty; name a model such as jev-latest, or remove the field")
 			}
 		case "state":
-			raw, err := toJSON(kv.value)
+			raw, err := p.conv.toJSON(kv.value)
 			if err != nil {
 				p.posErr(err, kv.value, "", "state")
 				continue
@@ -335,7 +337,7 @@ func (p *parser) questions(s *Set, n *yaml.Node) {
 		p.errAt(n, "", "questions", "must be a mapping of question id to question, not "+kindWord(n))
 		return
 	}
-	pairs, err := mappingPairs(n, 1)
+	pairs, err := p.conv.pairs(n, 1)
 	if err != nil {
 		var pe *posError
 		if errors.As(err, &pe) && strings.HasPrefix(pe.msg, "duplicate key ") {
@@ -374,7 +376,7 @@ func (p *parser) question(s *Set, kv pair) (provider.Question, bool) {
 		p.errAt(v, id, "", "must be a mapping with type, instructions and criteria, not "+kindWord(v))
 		return q, false
 	}
-	pairs, err := mappingPairs(v, 2)
+	pairs, err := p.conv.pairs(v, 2)
 	if err != nil {
 		p.posErr(err, v, id, "")
 		return q, false
@@ -407,7 +409,7 @@ func (p *parser) question(s *Set, kv pair) (provider.Question, bool) {
 		return q, false
 	}
 	if ikv, ok := qp.fields["instructions"]; ok {
-		raw, err := toJSON(ikv[1])
+		raw, err := p.conv.toJSON(ikv[1])
 		if err != nil {
 			p.posErr(err, ikv[1], id, "instructions")
 		} else {
@@ -433,7 +435,7 @@ func (p *parser) question(s *Set, kv pair) (provider.Question, bool) {
 	if nkv, ok := qp.fields["negation"]; ok {
 		if q.Type != provider.Noul {
 			p.errAt(nkv[0], id, "negation", fmt.Sprintf("only a noul has a negation (its negated wording, for jevlab probe --kind negation); a %s has none", q.Type))
-		} else if raw, err := toJSON(nkv[1]); err != nil {
+		} else if raw, err := p.conv.toJSON(nkv[1]); err != nil {
 			p.posErr(err, nkv[1], id, "negation")
 		} else if string(raw) == "null" || string(raw) == `""` {
 			p.errAt(nkv[1], id, "negation", "is empty; write the question's negated wording (e.g. \"Is this NOT a refund request?\") or remove the key")
@@ -464,7 +466,7 @@ func (p *parser) variants(s *Set, id string, base *provider.Question, n *yaml.No
 		p.errAt(d, id, "variants", "must be a mapping of variant name to the fields it changes, e.g. {v2: {instructions: …}}")
 		return
 	}
-	pairs, err := mappingPairs(d, 3)
+	pairs, err := p.conv.pairs(d, 3)
 	if err != nil {
 		p.posErr(err, d, id, "variants")
 		return
@@ -481,7 +483,7 @@ func (p *parser) variants(s *Set, id string, base *provider.Question, n *yaml.No
 			p.errAt(vd, id, field, "must be a mapping of the fields it changes (instructions, criteria, threshold, min_confidence), not "+kindWord(vd))
 			continue
 		}
-		fields, err := mappingPairs(vd, 4)
+		fields, err := p.conv.pairs(vd, 4)
 		if err != nil {
 			p.posErr(err, vd, id, field)
 			continue
@@ -495,7 +497,7 @@ func (p *parser) variants(s *Set, id string, base *provider.Question, n *yaml.No
 			case "type":
 				p.errAt(f.keyNode, id, field+".type", "a variant keeps its question's type; make a new question to ask another type")
 			case "instructions":
-				raw, err := toJSON(f.value)
+				raw, err := p.conv.toJSON(f.value)
 				if err != nil {
 					p.posErr(err, f.value, id, field+".instructions")
 				} else {
@@ -542,7 +544,7 @@ func (p *parser) criteria(q *provider.Question, qp *qpos, id string, n *yaml.Nod
 	d := deref(n)
 	switch d.Kind {
 	case yaml.MappingNode:
-		pairs, err := mappingPairs(d, 3)
+		pairs, err := p.conv.pairs(d, 3)
 		if err != nil {
 			p.posErr(err, d, id, "criteria")
 			return
@@ -550,7 +552,7 @@ func (p *parser) criteria(q *provider.Question, qp *qpos, id string, n *yaml.Nod
 		qp.entries = pairs
 		q.Options = make([]provider.Option, 0, len(pairs))
 		for _, e := range pairs {
-			raw, err := toJSON(e.value)
+			raw, err := p.conv.toJSON(e.value)
 			if err != nil {
 				p.posErr(err, e.value, id, "criteria."+e.key)
 				continue
@@ -561,7 +563,7 @@ func (p *parser) criteria(q *provider.Question, qp *qpos, id string, n *yaml.Nod
 		qp.levels = d.Content
 		q.Levels = make([]json.RawMessage, 0, len(d.Content))
 		for i, e := range d.Content {
-			raw, err := toJSON(e)
+			raw, err := p.conv.toJSON(e)
 			if err != nil {
 				p.posErr(err, e, id, fmt.Sprintf("criteria[%d]", i))
 				continue
@@ -622,7 +624,7 @@ func (p *parser) gates(s *Set, n *yaml.Node) {
 		p.errAt(d, "", "gates", `must be a mapping of question id (or "*") to gate`)
 		return
 	}
-	pairs, err := mappingPairs(d, 1)
+	pairs, err := p.conv.pairs(d, 1)
 	if err != nil {
 		p.posErr(err, d, "", "gates")
 		return
@@ -649,7 +651,7 @@ func (p *parser) gates(s *Set, n *yaml.Node) {
 			p.errAt(v, "", "gates."+kv.key, "must be a mapping such as {min_accuracy: 0.8, max_ece: 0.25}")
 			continue
 		}
-		fields, err := mappingPairs(v, 2)
+		fields, err := p.conv.pairs(v, 2)
 		if err != nil {
 			p.posErr(err, v, "", "gates."+kv.key)
 			continue
@@ -724,18 +726,36 @@ func (p *parser) isText(n *yaml.Node) bool {
 	return d.Kind == yaml.ScalarNode && (d.ShortTag() == "!!str" || d.ShortTag() == "!!timestamp")
 }
 
-// number returns a numeric scalar's value.
+// number returns a numeric scalar's value. A value that is not one is
+// reported with what it is instead (quoted text that reads as a number, a
+// date, a tagged value), never as "a number" again.
 func (p *parser) number(n *yaml.Node, question, field string) (float64, bool) {
 	d := deref(n)
 	if d.Kind == yaml.ScalarNode && (d.ShortTag() == "!!int" || d.ShortTag() == "!!float") {
 		raw, err := scalarJSON(d)
-		if err == nil {
-			if x, err := strconv.ParseFloat(raw, 64); err == nil {
-				return x, true
-			}
+		if err != nil {
+			p.posErr(err, d, question, field)
+			return 0, false
+		}
+		x, err := strconv.ParseFloat(raw, 64)
+		if err != nil {
+			p.errAt(d, question, field, fmt.Sprintf("%s is too large a number", d.Value))
+			return 0, false
+		}
+		return x, true
+	}
+	msg := "must be a number, not " + kindWord(d)
+	if d.Kind == yaml.ScalarNode && d.ShortTag() == "!!str" {
+		_, err := strconv.ParseFloat(strings.TrimSpace(d.Value), 64)
+		switch {
+		case errors.Is(err, strconv.ErrRange) && isJSONNumber(d.Value):
+			// YAML reads a number too large for a float as text.
+			msg = fmt.Sprintf("%s is too large a number", d.Value)
+		case err == nil && d.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0:
+			msg = fmt.Sprintf("must be a number, not text: %s is quoted; write it without quotes", strconv.Quote(d.Value))
 		}
 	}
-	p.errAt(d, question, field, "must be a number, not "+kindWord(d))
+	p.errAt(d, question, field, msg)
 	return 0, false
 }
 
@@ -759,7 +779,9 @@ func deref(n *yaml.Node) *yaml.Node {
 	return n
 }
 
-// kindWord names a node's kind for messages ("a number", "a list").
+// kindWord names a node's kind for messages ("a number", "a list"), by
+// what the node is in YAML: a tag the messages' own words do not cover is
+// named, so "must be text, not text" cannot happen.
 func kindWord(n *yaml.Node) string {
 	n = deref(n)
 	switch n.Kind {
@@ -768,15 +790,22 @@ func kindWord(n *yaml.Node) string {
 	case yaml.SequenceNode:
 		return "a list"
 	case yaml.ScalarNode:
-		switch n.ShortTag() {
+		switch t := n.ShortTag(); t {
 		case "!!null":
 			return "null"
 		case "!!bool":
 			return "a boolean"
 		case "!!int", "!!float":
 			return "a number"
+		case "!!str":
+			return "text"
+		case "!!timestamp":
+			return "a date"
+		case "!!binary":
+			return "binary data (!!binary)"
+		default:
+			return "a value tagged " + termsafe.String(t)
 		}
-		return "text"
 	}
 	return "a value"
 }

@@ -204,7 +204,7 @@ func LoadLimited(path string, lim Limits) (*Set, error) {
 // error messages and to choose JSON for a ".json" name. The returned error
 // is an ErrorList of *Error, sorted by position.
 func Parse(name string, data []byte) (*Set, error) {
-	p := &parser{file: name}
+	p := &parser{file: name, conv: newConverter(len(data))}
 	s := p.parse(data)
 	if len(p.errs) > 0 {
 		sort.SliceStable(p.errs, func(i, j int) bool {
