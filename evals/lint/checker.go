@@ -39,8 +39,8 @@ type stateSize struct {
 	item  string // "" for the working state
 }
 
-func newChecker(set *questionset.Set, file string, src []byte, opts Options) *checker {
-	return &checker{set: set, file: file, loc: newLocator(src), opts: opts, keys: make(map[string]bool)}
+func newChecker(set *questionset.Set, file string, loc *locator, opts Options) *checker {
+	return &checker{set: set, file: file, loc: loc, opts: opts, keys: make(map[string]bool)}
 }
 
 func (c *checker) warn(id, question string, where []string, fix, format string, args ...any) {

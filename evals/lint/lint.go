@@ -173,7 +173,9 @@ func LintFile(path string, opts Options) ([]Finding, error) {
 		return setErrors(path, err), nil
 	}
 	set.Path = path
-	c := newChecker(set, path, data, opts)
+	// The set's own parsed tree locates findings: a second tree cost 16k
+	// questions about 70 MB of peak resident memory.
+	c := newChecker(set, path, newLocator(set.Document()), opts)
 	c.static()
 	c.observe("", set.State)
 	dpath, dopt := opts.Data, opts.DataOptions
@@ -225,7 +227,7 @@ func Lint(set *questionset.Set, items []dataset.Item, opts Options) []Finding {
 	if err := set.Validate(); err != nil {
 		return setErrors(file, err)
 	}
-	c := newChecker(set, file, src, opts)
+	c := newChecker(set, file, parseLocator(src), opts)
 	c.static()
 	c.observe("", set.State)
 	for _, it := range items {

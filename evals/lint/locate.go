@@ -14,10 +14,19 @@ type locator struct {
 	index     map[string]int // question id → index of its key in questions.Content
 }
 
-func newLocator(src []byte) *locator {
+// parseLocator parses src (a set's file form) for a locator.
+func parseLocator(src []byte) *locator {
 	var doc yaml.Node
+	if yaml.Unmarshal(src, &doc) != nil {
+		return &locator{}
+	}
+	return newLocator(&doc)
+}
+
+// newLocator locates in a parsed document (nil: nothing is found).
+func newLocator(doc *yaml.Node) *locator {
 	l := &locator{}
-	if yaml.Unmarshal(src, &doc) != nil || len(doc.Content) == 0 {
+	if doc == nil || len(doc.Content) == 0 {
 		return l
 	}
 	l.top = deref(doc.Content[0])

@@ -648,6 +648,13 @@ func FromRequest(req *provider.Request) *Set {
 	return s
 }
 
+// Document returns the YAML node tree the set was read from (a JSON file's
+// as YAML nodes, with the file's lines and columns), or nil for a set made
+// in code. It is the set's own tree, shared to save building a second one
+// (lint locates its findings in it): read it, never change it. Positions
+// match the file only until the set is edited and saved.
+func (s *Set) Document() *yaml.Node { return s.doc }
+
 // IsJSON reports whether the set was loaded from JSON (and saves as JSON).
 func (s *Set) IsJSON() bool { return s.isJSON }
 
