@@ -22,6 +22,7 @@ type serveOptions struct {
 	addr       string
 	synthetic  bool
 	requireKey bool
+	tokenLimit bool // --token-limits
 	seed       int64
 	faults     standin.Faults
 	fragile    standin.Fragile
@@ -64,6 +65,7 @@ addresses are allowed. Ctrl-C stops it and prints what it served.`,
 	f := cmd.Flags()
 	f.StringVar(&o.addr, "addr", "127.0.0.1:8089", "loopback address to listen on (port 0 picks a free one)")
 	f.BoolVar(&o.synthetic, "synthetic", false, "answer questions that are not recorded synthetically (model standin-synthetic-1)")
+	f.BoolVar(&o.tokenLimit, "token-limits", false, "refuse requests over 64k tokens (32k for the state and the longest question), counted as body bytes / 4, unless sent with TypeSafe-Danger-Zone-Long-Context: true (262k)")
 	f.BoolVar(&o.requireKey, "require-key", false, "require the key in $TYPESAFE_API_KEY (see --key-env) as a bearer token")
 	f.Int64Var(&o.seed, "seed", 1, "seed for fault injection and synthetic key order")
 	f.DurationVar(&o.faults.Latency, "latency", 0, "fixed delay added to every answer")
@@ -96,7 +98,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	if len(a.fixtures) == 0 && !o.synthetic {
 		return usageErr(errors.New("nothing to answer with: name recorded exchanges with --fixtures PATH, or pass --synthetic"))
 	}
-	cfg := standin.Config{Synthetic: o.synthetic, Faults: o.faults, Seed: o.seed}
+	cfg := standin.Config{Synthetic: o.synthetic, Faults: o.faults, Seed: o.seed, TokenLimits: o.tokenLimit}
 	if o.fragileOn || o.fragile != (standin.Fragile{}) {
 		if !o.synthetic {
 			return usageErr(errors.New("--fragile and its flags shape synthetic answers: add --synthetic"))

@@ -111,8 +111,12 @@ func standardAnswer(b *bytes.Buffer, q *provider.Question, a *provider.Answer) e
 		conf()
 		b.WriteByte('}')
 	default:
-		// A type the Standard Agents spec has no shape for (box) is kept
-		// in jevlab's own form.
+		// A type the Standard Agents spec has no shape for (a box) is
+		// written as the provider sent it.
+		if len(a.Raw) > 0 && json.Valid(a.Raw) {
+			b.Write(provider.Compact(a.Raw))
+			break
+		}
 		raw, err := json.Marshal(a)
 		if err != nil {
 			return err

@@ -67,6 +67,8 @@ func (c *checker) static() {
 			c.duplicateLevels(e.ID, q)
 		case provider.Noul:
 			c.negatedTrue(e.ID, q)
+		case provider.Box:
+			c.boxModel(e.ID) // box.go
 		}
 		c.doubleNegative(e.ID, q)
 		c.numericTask(e.ID, q)
