@@ -52,7 +52,10 @@ func TestFaultSoak(t *testing.T) {
 	if testing.Short() {
 		t.Skip("soak")
 	}
-	const n = 5000
+	n := 5000
+	if raceEnabled {
+		n = 1500 // under -race a 5,000-item soak takes minutes on two loaded cores
+	}
 	srv, err := standin.New(standin.Config{Synthetic: true, APIKey: "test-key-not-real", Seed: 11,
 		Faults: standin.Faults{FailRate: 0.05, TimeoutRate: 0.02, MalformedRate: 0.01}})
 	if err != nil {
@@ -136,15 +139,16 @@ func TestFaultSoak(t *testing.T) {
 	// Every answered item had a well-formed 200. A 200 can go unused when
 	// the client's per-attempt timeout fires while the body is in flight (a
 	// loaded machine) and the retry is answered instead, so allow a few.
-	if int64(answered) > st.OK || st.OK-int64(answered) > n/100 {
+	if int64(answered) > st.OK || st.OK-int64(answered) > int64(n/100) {
 		t.Errorf("answered %d items, stand-in sent %d good answers", answered, st.OK)
 	}
-	if th.count.Load() < 300 || st.Unavailable < 150 || st.Timeout < 50 {
+	// Expected at least 6% 429s, 3% 5xx and 1% timeouts of the items.
+	if th.count.Load() < int64(n*6/100) || st.Unavailable < int64(n*3/100) || st.Timeout < int64(n/100) {
 		t.Errorf("faults injected: 429 %d, 5xx %d, timeouts %d; too few to have tested retries", th.count.Load(), st.Unavailable, st.Timeout)
 	}
 	// Retries recovered most transient failures: only malformed bodies and
 	// a handful of 5-attempt failure streaks remain.
-	if transient := errs - kinds["malformed"]; transient > 20 {
+	if transient := errs - kinds["malformed"]; transient > n/250 {
 		t.Errorf("%d items failed on transient errors after retries; retries are not working", transient)
 	}
 }

@@ -50,6 +50,10 @@ const (
 	// minSlowShare is the share of the last second's answers that must be
 	// slow-down signals before the rate is cut.
 	minSlowShare = 0.25
+	// minSlowSignals is the fewest slow-down signals in the last second
+	// that can cut the rate: at a few answers a second, two random 429s
+	// are a quarter of them and say nothing about the rate.
+	minSlowSignals = 5
 )
 
 func newAdaptive(rps float64) *adaptive {
@@ -136,7 +140,7 @@ func (a *adaptive) slowDown(now time.Time) {
 		sigs += a.sig[i]
 		oks += a.win[i]
 	}
-	if float64(sigs) < minSlowShare*float64(sigs+oks) {
+	if sigs < minSlowSignals || float64(sigs) < minSlowShare*float64(sigs+oks) {
 		return // a few 429s among many answers: retried, not a rate signal
 	}
 	base := a.cur

@@ -446,9 +446,14 @@ func (c *Client) do(ctx context.Context, method, url string, body []byte, red re
 // attempt.
 func (c *Client) doWith(ctx context.Context, method, url string, body []byte, red redactor, extra map[string]string) (*attempt, error) {
 	start := c.now()
+	// queued is the time spent waiting for this client's own concurrency
+	// slot and rate limiter: not time spent retrying, so it does not use
+	// up the retry budget (a run slowed by its own limits must not fail
+	// items that the server would have answered).
+	var queued time.Duration
 	failures := 0 // retryable failures other than rate limits
 	for n := 1; ; n++ {
-		at, perr := c.attemptOnce(ctx, method, url, body, n-1, red, extra)
+		at, perr := c.attemptOnce(ctx, method, url, body, n-1, red, extra, &queued)
 		if perr == nil {
 			at.attempts = n
 			return at, nil
@@ -471,7 +476,7 @@ func (c *Client) doWith(ctx context.Context, method, url string, body []byte, re
 		if perr.RetryAfter > 0 {
 			wait = min(perr.RetryAfter, c.maxRetryAfter)
 		}
-		if elapsed := c.now().Sub(start); elapsed+wait > c.budget {
+		if elapsed := c.now().Sub(start) - queued; elapsed+wait > c.budget {
 			perr.Message = appendNote(perr.Message, fmt.Sprintf("retry budget of %s exhausted", c.budget))
 			return nil, perr
 		}
@@ -527,7 +532,8 @@ func ctxError(ctx context.Context, attempts int) *provider.Error {
 
 // attemptOnce makes one HTTP request within the limits. A non-2xx status is
 // returned as a classified error.
-func (c *Client) attemptOnce(ctx context.Context, method, url string, body []byte, retry int, red redactor, extra map[string]string) (*attempt, *provider.Error) {
+func (c *Client) attemptOnce(ctx context.Context, method, url string, body []byte, retry int, red redactor, extra map[string]string, queued *time.Duration) (*attempt, *provider.Error) {
+	q0 := c.now()
 	select {
 	case c.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -535,7 +541,9 @@ func (c *Client) attemptOnce(ctx context.Context, method, url string, body []byt
 	}
 	defer func() { <-c.sem }()
 	{
-		if err := c.ad.lim.Wait(ctx); err != nil {
+		err := c.ad.lim.Wait(ctx)
+		*queued += c.now().Sub(q0)
+		if err != nil {
 			if ctx.Err() == nil {
 				// The limiter refuses a wait that would outlast the deadline.
 				return nil, &provider.Error{Kind: provider.KindTimeout, Message: "the caller's deadline is too close for the request rate limit", Err: fmt.Errorf("%w: %v", errNoTimeLeft, err)}

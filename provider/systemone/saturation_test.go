@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"sync"
 	"sync/atomic"
@@ -165,9 +167,15 @@ func TestAdaptiveRate(t *testing.T) {
 	if r := b.rate(); r < 1e300 {
 		t.Fatalf("rate %v without a ceiling", r)
 	}
-	b.slowDown(t0)
+	for i := 0; i < 4; i++ { // four 429s in a second: too few to say "too fast"
+		b.slowDown(t0.Add(time.Duration(i) * time.Millisecond))
+	}
+	if r := b.rate(); r < 1e300 {
+		t.Fatalf("four 429s cut the rate to %v", r)
+	}
+	b.slowDown(t0.Add(5 * time.Millisecond))
 	if r := b.rate(); r != 8 {
-		t.Fatalf("first 429 with nothing measured: rate %v, want 8", r)
+		t.Fatalf("the fifth 429 with nothing measured: rate %v, want 8", r)
 	}
 }
 
@@ -188,5 +196,57 @@ func TestAdaptiveRateIgnoresSteadyRandom429s(t *testing.T) {
 	}
 	if r := a.rate(); r < 150 {
 		t.Fatalf("rate %v after a minute of 10%% random 429s, want it near the ceiling 200", r)
+	}
+}
+
+// Time spent queued for the client's own rate limit is not time spent
+// retrying: with 1 request/s, the fourth of four calls waits about three
+// seconds before its first attempt, and a 429 then must still be retried
+// within a 1 s retry budget instead of failing the call.
+func TestQueueTimeDoesNotUseTheRetryBudget(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		first := !seen[string(b)]
+		seen[string(b)] = true
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if first {
+			w.Header().Set("retry-after-ms", "10")
+			w.WriteHeader(http.StatusTooManyRequests)
+			io.WriteString(w, `{"detail":"Rate limit exceeded"}`)
+			return
+		}
+		io.WriteString(w, okBody)
+	})
+	c, _ := newTestClient(t, h, func(cfg *Config) {
+		cfg.RPS, cfg.Concurrency, cfg.RetryBudget = 4, 4, time.Second
+	})
+	c.sleep = func(ctx context.Context, d time.Duration) error { // really wait
+		select {
+		case <-time.After(d):
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 6)
+	for i := range errs {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			req := testRequest(t)
+			req.State = json.RawMessage(fmt.Sprintf(`"state %d"`, i)) // distinct bodies
+			_, errs[i] = c.Ask(context.Background(), req)
+		}(i)
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("call %d: %v", i, err)
+		}
 	}
 }
