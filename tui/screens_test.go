@@ -180,7 +180,9 @@ func TestRunsAndCompare(t *testing.T) {
 					m := newModel(t, opt)
 					tm := startTM(t, m, sz.w, sz.h)
 					tm.Type("4")
-					waitFor(t, tm, "Runs 2 of 2")
+					// The accuracy headlines load after the list: wait for
+					// both, or a loaded machine captures "…" (seen in CI).
+					waitFor(t, tm, "Runs 2 of 2", "queue 0.500", "queue 1.000")
 					if step != "runs" {
 						tm.Type("j k ") // A (baseline) = the older run, recorded; B = synthetic
 						waitFor(t, tm, "verdict: regressed")
