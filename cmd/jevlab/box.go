@@ -120,3 +120,22 @@ func (a *app) requestOptions(set *questionset.Set) (workbench.RequestOptions, er
 	}
 	return o, nil
 }
+
+// evalJev114 applies --images and --long-context to a set eval runs (the
+// runner builds each request from the set, so the opt-ins travel with it)
+// and refuses what eval cannot yet do faithfully: a set with image assets
+// (the runner would send the references without the images) or box
+// questions (no box labels or box metrics in eval's reports yet).
+func (a *app) evalJev114(set *questionset.Set, path string) error {
+	set.DangerZone.Images = set.DangerZone.Images || a.dangerZone.Images
+	set.DangerZone.LongContext = set.DangerZone.LongContext || a.dangerZone.LongContext
+	if len(set.Assets) > 0 {
+		return fmt.Errorf("%s: eval does not send image assets yet (the items would be asked without their images); ask them one at a time with 'jevlab ask %s --images'", path, path)
+	}
+	for _, e := range set.Questions {
+		if e.Question.Type == provider.Box {
+			return fmt.Errorf("%s: question %q is a box question, which eval does not evaluate yet (no box labels in datasets or box metrics in its reports); 'jevlab ask' answers it", path, e.ID)
+		}
+	}
+	return nil
+}

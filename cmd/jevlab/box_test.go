@@ -250,3 +250,47 @@ func TestBoxAndImagesEndToEnd(t *testing.T) {
 		t.Errorf("outside the folder: %d %s", code, errOut)
 	}
 }
+
+// TestEvalJev114: eval refuses what it cannot yet do faithfully (image
+// assets, box questions) with a clear message, and carries --long-context
+// to every request of a plain set.
+func TestEvalJev114(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "mug.png"), pngOf(t, 300, 400, 1), 0o600)
+	set := filepath.Join(dir, "mugs.yaml")
+	os.WriteFile(set, []byte(strings.Replace(boxSet, "%s", "", 1)), 0o600)
+	if code, _, errOut := evalRun(t, "eval", "--offline", "--db", filepath.Join(dir, "db"), "--images", set); code != 2 || !strings.Contains(errOut, "eval does not send image assets yet") {
+		t.Errorf("assets: %d %s", code, errOut)
+	}
+	b, _ := os.ReadFile(set)
+	noAssets := bytes.Replace(b, []byte("assets:\n  img-mug: mug.png\n"), nil, 1)
+	os.WriteFile(set, noAssets, 0o600)
+	if code, _, errOut := evalRun(t, "eval", "--offline", "--db", filepath.Join(dir, "db"), "--images", set); code != 2 || !strings.Contains(errOut, `question "mug" is a box question, which eval does not evaluate yet`) {
+		t.Errorf("box: %d %s", code, errOut)
+	}
+
+	si, err := standin.New(standin.Config{Synthetic: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer si.Close()
+	rec := &sent{}
+	srv := httptest.NewServer(rec.wrap(si))
+	defer srv.Close()
+	plain := filepath.Join(dir, "plain.yaml")
+	os.WriteFile(plain, []byte("name: plain\nquestions:\n  q:\n    type: noul\n    instructions: Is it urgent?\ndataset: d.jsonl\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "d.jsonl"), []byte("{\"id\":\"a\",\"state\":\"x\"}\n{\"id\":\"b\",\"state\":\"y\"}\n"), 0o600)
+	if code, out, errOut := evalRun(t, "eval", "--db", filepath.Join(dir, "db"), "--base-url", srv.URL, "--long-context", plain); code != 0 {
+		t.Fatalf("eval --long-context: %d\n%s\n%s", code, out, errOut)
+	}
+	reqs := rec.take()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	for _, r := range reqs {
+		if r.long != "true" || r.images != "" {
+			t.Errorf("eval request headers %+v", r)
+		}
+	}
+}

@@ -202,6 +202,9 @@ func (a *app) eval(ctx context.Context, path string, o evalOptions, changed func
 	if err != nil {
 		return usageErr(err)
 	}
+	if err := a.evalJev114(set, path); err != nil { // box.go
+		return usageErr(err)
+	}
 	if err := a.ensureSplit(set, path, o, changed); err != nil {
 		return err
 	}

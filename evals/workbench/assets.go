@@ -35,6 +35,11 @@ func RequestFor(set *questionset.Set, state json.RawMessage, model string, opt R
 	if len(req.State) == 0 {
 		return nil, fmt.Errorf("no state to ask: the set has no working state (state:)")
 	}
+	if len(set.Assets) > 0 && len(opt.Assets) == 0 {
+		// Asked without them, the references would be plain text: never
+		// send a request that silently leaves its images out.
+		return nil, fmt.Errorf("the set names image assets (assets:) that were not loaded; ask it with 'jevlab ask FILE --images'")
+	}
 	req.Assets = opt.Assets
 	req.DangerZone.Images = req.DangerZone.Images || opt.DangerZone.Images
 	req.DangerZone.LongContext = req.DangerZone.LongContext || opt.DangerZone.LongContext
