@@ -53,12 +53,13 @@ type evalModel struct {
 	lines  []string
 	scroll list
 	keys   bindings
+	probes *probePane // the selected question's probe results (probes.go)
 }
 
 func newEvalScreen(e *env) screen {
-	m := &evalModel{e: e, cut: 0.5, scroll: newScroll()}
+	m := &evalModel{e: e, cut: 0.5, scroll: newScroll(), probes: newProbePane(e)}
 	k := e.keys
-	idle := func() bool { return !m.running }
+	idle := func() bool { return !m.running && !m.probes.running }
 	m.keys = bindings{
 		bind(k.StartEval, "Evaluate", func() tea.Cmd { return m.start("") }).inBar().enabledWhen(idle),
 		bind(k.Resume, "Evaluate", m.resume).inBar().enabledWhen(func() bool { return idle() && m.lastErr != "" }),
@@ -70,6 +71,7 @@ func newEvalScreen(e *env) screen {
 		bind(k.PrevQ, "Measure", func() tea.Cmd { return m.pick(-1) }).inBar(),
 		bind(k.NextQ, "Measure", func() tea.Cmd { return m.pick(1) }).inBar(),
 	}
+	m.keys = append(m.keys, m.probes.bindings(k, m.selectedQuestion, idle)...)
 	nav := m.scroll.navBindings(k, "Scroll")
 	nav[1] = nav[1].inBar()
 	m.keys = append(m.keys, nav...)
@@ -77,11 +79,25 @@ func newEvalScreen(e *env) screen {
 }
 
 func (m *evalModel) capturing() bool { return false }
-func (m *evalModel) help() helpMap   { return m.keys.help() }
+func (m *evalModel) help() helpMap {
+	if m.probes.modal() {
+		return m.probes.help()
+	}
+	return m.keys.help()
+}
+
+// selectedQuestion is the run shown and the question selected in it.
+func (m *evalModel) selectedQuestion() (run, qid string) {
+	if m.v == nil || m.qi >= len(m.v.Report.Questions) {
+		return "", ""
+	}
+	return m.v.Run.ID, m.v.Report.Questions[m.qi].ID
+}
 
 func (m *evalModel) resize(w, h int) {
 	m.w, m.h = w, h
 	m.scroll.setHeight(h)
+	m.probes.resize(w, h)
 	m.draw()
 }
 
@@ -110,6 +126,7 @@ func (m *evalModel) pick(d int) tea.Cmd {
 	if m.v != nil {
 		m.qi = max(0, min(len(m.v.Report.Questions)-1, m.qi+d))
 		m.draw()
+		return m.probes.show(m.selectedQuestion())
 	}
 	return nil
 }
@@ -195,6 +212,15 @@ func (m *evalModel) analyze(runID string) tea.Cmd {
 }
 
 func (m *evalModel) update(msg tea.Msg) tea.Cmd {
+	if cmd, ok := m.probes.update(msg); ok {
+		m.draw()
+		return cmd
+	}
+	if k, ok := msg.(tea.KeyMsg); ok && m.probes.modal() {
+		cmd := m.probes.key(k)
+		m.draw()
+		return cmd
+	}
 	switch msg := msg.(type) {
 	case datasetLoadedMsg:
 		m.draw() // the item count in the prompt
@@ -237,9 +263,10 @@ func (m *evalModel) update(msg tea.Msg) tea.Cmd {
 		m.qi = min(m.qi, max(0, len(m.v.Report.Questions)-1))
 		m.draw()
 		v := msg.v // the dataset screen shows this run's correctness
-		return func() tea.Msg { return runResultsMsg{v: v} }
+		return tea.Batch(func() tea.Msg { return runResultsMsg{v: v} }, m.probes.show(m.selectedQuestion()))
 	case tea.KeyMsg:
 		cmd, _ := m.keys.handle(msg)
+		m.draw()
 		return cmd
 	}
 	return nil
@@ -299,6 +326,9 @@ func (m *evalModel) draw() {
 	if m.v != nil {
 		l = append(l, "")
 		l = append(l, m.metricsTable(w)...)
+		if pl := m.probes.section(w); len(pl) > 0 {
+			l = append(append(l, ""), pl...)
+		}
 		if qs := m.v.Report.Questions; m.qi < len(qs) {
 			rep := qs[m.qi]
 			l = append(l, "")
@@ -314,6 +344,9 @@ func (m *evalModel) draw() {
 }
 
 func (m *evalModel) view(w, h int) string {
+	if v, ok := m.probes.view(w, h); ok {
+		return v
+	}
 	return joinLines(m.scroll.render(m.lines, nil))
 }
 

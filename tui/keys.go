@@ -20,6 +20,8 @@ type KeyMap struct {
 	Filter, Cycle, Mark, Swap key.Binding
 	// Evaluation screen.
 	StartEval, Resume, CutDown, CutUp, PrevQ, NextQ key.Binding
+	// Probes on the evaluation screen.
+	Probe, Worst key.Binding
 	// Prompts.
 	Yes, No, Accept key.Binding
 }
@@ -74,6 +76,8 @@ func DefaultKeyMap() KeyMap {
 		CutUp:     b([]string{"right", "+", "="}, "→/+", "cut-point up"),
 		PrevQ:     b([]string{"["}, "[", "prev question"),
 		NextQ:     b([]string{"]"}, "]", "next question"),
+		Probe:     b([]string{"p"}, "p", "probe question"),
+		Worst:     b([]string{"w"}, "w", "worst items"),
 
 		Yes:    b([]string{"y"}, "y", "yes"),
 		No:     b([]string{"n", "esc"}, "n", "no"),

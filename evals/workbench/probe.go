@@ -125,3 +125,19 @@ func (t *RunTemplate) RunProbe(ctx context.Context, spec ProbeSpec, progress fun
 	}
 	return probe.Run(ctx, cfg)
 }
+
+// ProbeKindsFor lists the probe kinds that apply to question qid of set,
+// in ProbeKinds order: a kind applies when it can build its requests for
+// that question alone (shuffle, distractor and noul-vs-choice need a
+// choice, negation a noul with negation:). The evaluate screen offers
+// these.
+func ProbeKindsFor(set *questionset.Set, qid string) []ProbeKind {
+	var out []ProbeKind
+	for _, k := range probe.Kinds {
+		plan, err := probe.BuildPlan(k, set, probe.Options{Seed: 1, Questions: []string{qid}})
+		if err == nil && len(plan.Questions) > 0 {
+			out = append(out, k)
+		}
+	}
+	return out
+}

@@ -83,3 +83,43 @@ gates:
 	t.Logf("team: %s", res.Questions[0].Line())
 	t.Logf("refund: %s", lines[0].Line)
 }
+
+// The kinds offered for a question are the ones that can probe it alone.
+func TestProbeKindsFor(t *testing.T) {
+	set, err := questionset.Parse("p.yaml", []byte(`name: kinds
+questions:
+  team:
+    type: choice
+    instructions: Which team handles it?
+    criteria: {billing: charges, orders: parcels}
+  refund:
+    type: noul
+    instructions: Does the customer ask for a refund?
+    negation: Does the customer not ask for a refund?
+  plain:
+    type: noul
+    instructions: Is it polite?
+  mood:
+    type: score
+    instructions: How upset?
+    criteria: [calm, furious]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for qid, want := range map[string]string{
+		"team":   "repeat shuffle distractor noul-vs-choice injection perturb",
+		"refund": "repeat negation injection perturb",
+		"plain":  "repeat injection perturb",
+		"mood":   "repeat injection perturb",
+		"nosuch": "",
+	} {
+		var got []string
+		for _, k := range ProbeKindsFor(set, qid) {
+			got = append(got, string(k))
+		}
+		if g := strings.Join(got, " "); g != want {
+			t.Errorf("%s: kinds %q, want %q", qid, g, want)
+		}
+	}
+}
