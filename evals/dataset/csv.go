@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/jevlab/jevlab/provider"
 )
@@ -41,6 +42,9 @@ func (rd *reader) csv(br *bufio.Reader, comma rune) error {
 	}
 	nextLine = recordEnd(cr, header) + 1
 	startRecord()
+	if e := rd.csvUTF8(cr, header); e != nil {
+		return rd.fail(e)
+	}
 	col := map[string]int{}
 	for i, h := range header {
 		h = strings.TrimSpace(h)
@@ -119,6 +123,12 @@ func (rd *reader) csv(br *bufio.Reader, comma rune) error {
 		}
 		nextLine = recordEnd(cr, rec) + 1
 		startRecord()
+		if e := rd.csvUTF8(cr, rec); e != nil {
+			if err := rd.fail(e); err != nil {
+				return err
+			}
+			continue
+		}
 		line, _ := cr.FieldPos(0)
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" && len(header) > 1 {
 			continue // a blank line
@@ -221,6 +231,18 @@ func (rd *reader) describeColumns(header []string) string {
 		return "the first line is not a header row with id and state columns; is this a CSV dataset?"
 	}
 	return fmt.Sprintf("the first line has %d fields, none named %q or %q; is this a CSV dataset?", len(header), rd.opt.idField(), rd.opt.stateField())
+}
+
+// csvUTF8 is the problem of a record with a field that is not UTF-8 (the
+// text rule of questionset.DecodeText), at that field, or nil.
+func (rd *reader) csvUTF8(cr *csv.Reader, rec []string) *Error {
+	for i, f := range rec {
+		if !utf8.ValidString(f) {
+			l, c := cr.FieldPos(i)
+			return &Error{Line: l, Col: c, Msg: fmt.Sprintf("field %d is not valid UTF-8; save the file as UTF-8", i+1)}
+		}
+	}
+	return nil
 }
 
 // recordEnd is the line the record just read ends on.

@@ -22,6 +22,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/jevlab/jevlab/evals/questionset"
 	"github.com/jevlab/jevlab/internal/inputfile"
@@ -471,6 +472,12 @@ func (rd *reader) jsonl(br *bufio.Reader) error {
 }
 
 func (rd *reader) jsonlLine(data []byte, line int) error {
+	if !utf8.Valid(data) {
+		// The text rule of questionset.DecodeText: located, never quoted
+		// (encoding/json would have read the bytes as U+FFFD).
+		_, te := questionset.DecodeText(data)
+		return rd.fail(&Error{Line: line, Col: te.Col, Msg: te.Msg})
+	}
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
 		return nil

@@ -23,6 +23,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/jevlab/jevlab/internal/inputfile"
 	"github.com/jevlab/jevlab/internal/pathguard"
@@ -205,6 +206,11 @@ func LoadLimited(path string, lim Limits) (*Set, error) {
 // is an ErrorList of *Error, sorted by position.
 func Parse(name string, data []byte) (*Set, error) {
 	p := &parser{file: name, conv: newConverter(len(data))}
+	data, e := DecodeText(data)
+	if e != nil {
+		e.File = name
+		return nil, ErrorList{e}
+	}
 	s := p.parse(data)
 	if len(p.errs) > 0 {
 		sort.SliceStable(p.errs, func(i, j int) bool {
@@ -219,6 +225,35 @@ func Parse(name string, data []byte) (*Set, error) {
 	s.orig = append([]byte(nil), data...)
 	s.snapshot = s.canonicalJSON()
 	return s, nil
+}
+
+// utf8BOM is the UTF-8 byte-order mark some editors write first.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// DecodeText applies the text rule for files from strangers, the same for YAML
+// and JSON sets and for datasets: a leading UTF-8 byte-order mark is
+// skipped (positions then count from the text after it, as editors show
+// it), and bytes that are not UTF-8 are refused at the line and column
+// (in characters) of the first one, without quoting them; a UTF-16 file is
+// named as such. The *Error's File is left for the caller.
+func DecodeText(data []byte) ([]byte, *Error) {
+	data = bytes.TrimPrefix(data, utf8BOM)
+	if utf8.Valid(data) {
+		return data, nil
+	}
+	if bytes.HasPrefix(data, []byte{0xff, 0xfe}) || bytes.HasPrefix(data, []byte{0xfe, 0xff}) {
+		return nil, &Error{Line: 1, Col: 1, Msg: "the file is UTF-16 (it starts with a UTF-16 byte-order mark); save it as UTF-8"}
+	}
+	off := 0
+	for off < len(data) {
+		r, n := utf8.DecodeRune(data[off:])
+		if r == utf8.RuneError && n <= 1 {
+			break
+		}
+		off += n
+	}
+	line, col := position(data, off)
+	return nil, &Error{Line: line, Col: col, Msg: "not valid UTF-8 from here on; save the file as UTF-8"}
 }
 
 // Title returns the set's name, or its file name without extension, or
