@@ -122,6 +122,7 @@ type runReport struct {
 	// ledger's count per question.
 	Split   string               `json:"split,omitempty"`
 	Holdout []report.HoldoutNote `json:"holdout,omitempty"`
+	Costs   []report.CostFit     `json:"costs,omitempty"`
 }
 
 // maxFailedShown is how many failed items a summary lists.
@@ -138,7 +139,7 @@ func defaultMetricOptions() metrics.Options {
 // snapshot) into the summary eval and show print: per-question right
 // counts and the first few failed items.
 func summaryOf(ctx context.Context, db *store.DB, full *report.RunReport) (*runReport, error) {
-	rep := &runReport{Run: full.Run, Set: full.Set, Questions: full.Questions, Correct: map[string]int{}, Variants: full.Variants, Split: full.Split, Holdout: full.Holdout}
+	rep := &runReport{Run: full.Run, Set: full.Set, Questions: full.Questions, Correct: map[string]int{}, Variants: full.Variants, Split: full.Split, Holdout: full.Holdout, Costs: full.Costs}
 	if full.Run.Errors > 0 {
 		var err error
 		if rep.Failed, err = db.FailedItems(ctx, full.Run.ID, maxFailedShown); err != nil {
@@ -238,6 +239,12 @@ func renderRunReport(w io.Writer, rep *runReport) {
 				routed = true
 			}
 			fmt.Fprintf(w, "%s %s\n", esc(q.ID), rt)
+		}
+	}
+	if lines := report.CostLines(rep.Costs); len(lines) > 0 {
+		fmt.Fprintln(w)
+		for _, l := range lines {
+			fmt.Fprintln(w, esc(l))
 		}
 	}
 	if len(rep.Holdout) > 0 {

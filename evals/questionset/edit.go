@@ -37,7 +37,7 @@ func (s *Set) Clone() *Set {
 	if s.Settings != nil {
 		c.Settings = make(map[string]Settings, len(s.Settings))
 		for k, v := range s.Settings {
-			c.Settings[k] = Settings{Threshold: clonePtr(v.Threshold), MinConfidence: clonePtr(v.MinConfidence), Negation: cloneRaw(v.Negation)}
+			c.Settings[k] = Settings{Threshold: clonePtr(v.Threshold), MinConfidence: clonePtr(v.MinConfidence), Negation: cloneRaw(v.Negation), Costs: v.Costs.clone()}
 		}
 	}
 	if s.Gates != nil {

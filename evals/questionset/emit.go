@@ -215,6 +215,9 @@ func (l level) child(key string) level {
 		if key == "variants" {
 			return lvVariants
 		}
+		if key == "costs" {
+			return lvGate // numbers compare by value
+		}
 		return lvData
 	case lvVariants:
 		return lvVariant

@@ -24,7 +24,7 @@ import (
 var topFields = []string{"name", "model", "state", "questions", "dataset", "split", "fixtures", "gates", "assets", "danger_zone"}
 
 // questionFields are the fields a question may have.
-var questionFields = []string{"type", "instructions", "criteria", "threshold", "min_confidence", "negation", "variants"}
+var questionFields = []string{"type", "instructions", "criteria", "threshold", "min_confidence", "negation", "costs", "variants"}
 
 // aliases maps words other dialects use to ours, for "did you mean".
 var aliases = map[string]string{
@@ -443,6 +443,9 @@ func (p *parser) question(s *Set, kv pair) (provider.Question, bool) {
 			st.Negation = raw
 		}
 	}
+	if ckv, ok := qp.fields["costs"]; ok {
+		st.Costs = p.costs(ckv, id, q.Type)
+	}
 	if !st.empty() {
 		if s.Settings == nil {
 			s.Settings = map[string]Settings{}
@@ -453,6 +456,54 @@ func (p *parser) question(s *Set, kv pair) (provider.Question, bool) {
 		p.variants(s, id, &q, vkv[1])
 	}
 	return q, len(p.errs) == before
+}
+
+// costs reads a noul's costs: {false_positive, false_negative, abstain}.
+func (p *parser) costs(kv [2]*yaml.Node, id string, t provider.QuestionType) *Costs {
+	if t != provider.Noul {
+		p.errAt(kv[0], id, "costs", fmt.Sprintf("costs are for a noul's threshold (false_positive, false_negative, abstain); a %s has none yet", t))
+		return nil
+	}
+	d := deref(kv[1])
+	if d.Kind != yaml.MappingNode {
+		p.errAt(d, id, "costs", "must be a mapping such as {false_positive: 5, false_negative: 1, abstain: 0.5}")
+		return nil
+	}
+	pairs, err := mappingPairs(d, 3)
+	if err != nil {
+		p.posErr(err, d, id, "costs")
+		return nil
+	}
+	c := &Costs{FalsePositive: -1, FalseNegative: -1}
+	names := []string{"false_positive", "false_negative", "abstain"}
+	for _, f := range pairs {
+		field := "costs." + f.key
+		if !slices.Contains(names, f.key) {
+			p.unknown(f.keyNode, id, field, names, "costs are false_positive, false_negative and abstain")
+			continue
+		}
+		x, ok := p.number(f.value, id, field)
+		if !ok {
+			continue
+		}
+		if x < 0 {
+			p.errAt(f.value, id, field, fmt.Sprintf("%s: a cost must not be negative", formatFloat(x)))
+			continue
+		}
+		switch f.key {
+		case "false_positive":
+			c.FalsePositive = x
+		case "false_negative":
+			c.FalseNegative = x
+		case "abstain":
+			c.Abstain = &x
+		}
+	}
+	if c.FalsePositive < 0 || c.FalseNegative < 0 {
+		p.errAt(d, id, "costs", "needs false_positive and false_negative")
+		return nil
+	}
+	return c
 }
 
 // variants reads a question's variants: a mapping of name to the fields

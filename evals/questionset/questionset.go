@@ -92,11 +92,21 @@ type Settings struct {
 	// like instructions): the negation probe asks it in place of the
 	// instructions and checks P(X) + P(¬X) against 1. Nil when unset.
 	Negation json.RawMessage
+	// Costs are a noul's decision costs (nil: none), for the
+	// cost-optimal thresholds (evals/costs).
+	Costs *Costs
+}
+
+// Costs are what a noul's outcomes cost: a false positive, a false
+// negative and (when set) an abstention; right decisions cost 0.
+type Costs struct {
+	FalsePositive, FalseNegative float64
+	Abstain                      *float64
 }
 
 // empty reports whether no setting is set.
 func (st Settings) empty() bool {
-	return st.Threshold == nil && st.MinConfidence == nil && st.Negation == nil
+	return st.Threshold == nil && st.MinConfidence == nil && st.Negation == nil && st.Costs == nil
 }
 
 // Gate is a pass/fail condition on evaluation metrics; nil fields are not
@@ -532,6 +542,17 @@ func (s *Set) writeQuestion(b *bytes.Buffer, e provider.QuestionEntry) {
 		if st.Negation != nil {
 			b.WriteString(`,"negation":`)
 			b.Write(st.Negation)
+		}
+		if c := st.Costs; c != nil {
+			b.WriteString(`,"costs":{"false_positive":`)
+			b.WriteString(formatFloat(c.FalsePositive))
+			b.WriteString(`,"false_negative":`)
+			b.WriteString(formatFloat(c.FalseNegative))
+			if c.Abstain != nil {
+				b.WriteString(`,"abstain":`)
+				b.WriteString(formatFloat(*c.Abstain))
+			}
+			b.WriteByte('}')
 		}
 		s.writeVariants(b, e.ID, e.Question.Type)
 		b.WriteByte('}')

@@ -123,3 +123,12 @@ func (p *parser) split(s *Set, n *yaml.Node) {
 	}
 	s.Split = &sp
 }
+
+func (c *Costs) clone() *Costs {
+	if c == nil {
+		return nil
+	}
+	d := *c
+	d.Abstain = clonePtr(c.Abstain)
+	return &d
+}

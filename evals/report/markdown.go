@@ -84,6 +84,9 @@ func WriteMarkdown(w io.Writer, rep *RunReport) error {
 	if len(rep.Holdout) > 0 {
 		b.WriteString("\n")
 	}
+	if lines := CostLines(rep.Costs); len(lines) > 0 {
+		b.WriteString("\n```\n" + strings.ReplaceAll(strings.Join(lines, "\n"), "```", "'''") + "\n```\n")
+	}
 	variantsMarkdown(b, rep.Variants)
 	if len(rep.Gates) > 0 {
 		b.WriteString("\n| | question | gate | result | source |\n|---|---|---|---|---|\n")

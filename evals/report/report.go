@@ -25,6 +25,8 @@ type RunReport struct {
 	// had seen test by then (the ledger).
 	Split   string        `json:"split,omitempty"`
 	Holdout []HoldoutNote `json:"holdout,omitempty"`
+	// Costs are the cost-optimal thresholds of nouls that declare costs.
+	Costs []CostFit `json:"costs,omitempty"`
 	// Variants pairs each variant the run asked with its question on the
 	// same items (compare.CompareVariants).
 	Variants []compare.VariantComparison `json:"variants,omitempty"`

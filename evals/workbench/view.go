@@ -164,6 +164,15 @@ func loadRun(ctx context.Context, db *store.DB, run *Run, cfg ViewConfig) (*RunV
 	for _, e := range set.Questions {
 		v.data.Thresholds[e.ID] = set.Threshold(e.ID)
 	}
+	runSplit := ""
+	if st, err := runner.ParseSettings(run); err == nil {
+		runSplit = st.Split
+	}
+	sp := questionset.SplitSpec{Seed: opt.Seed, Test: 0.5}
+	if cfg.Gates != nil && cfg.Gates.Split != nil {
+		sp = *cfg.Gates.Split
+	}
+	v.Report.Costs = report.FitCosts(set, obs, sp, runSplit)
 	if st, err := runner.ParseSettings(run); err == nil && st.Split != "" {
 		v.Report.Split = st.Split
 		if st.Split == questionset.SplitTest {

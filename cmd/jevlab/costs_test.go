@@ -1,0 +1,97 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jevlab/jevlab/evals/costs"
+	"github.com/jevlab/jevlab/evals/questionset"
+	"github.com/jevlab/jevlab/evals/report"
+	"github.com/jevlab/jevlab/internal/testutil"
+)
+
+// TestEvalCostOptimalThresholds: a noul's declared costs give, in eval's
+// report, the thresholds fitted on the dev half (seeded split when the set
+// has none) and checked on test — the same as fitting by hand on those
+// items, and the same as trying every threshold pair.
+func TestEvalCostOptimalThresholds(t *testing.T) {
+	isolate(t)
+	src := filepath.Join(testutil.RepoRoot(t), "fixtures", "entity-merge")
+	dir := t.TempDir()
+	for _, f := range []string{"questions.yaml", "dataset.jsonl", "recorded.jsonl"} {
+		b, _ := os.ReadFile(filepath.Join(src, f))
+		if f == "questions.yaml" {
+			b = []byte(strings.Replace(string(b), "    instructions: Do `a` and `b` refer to the same real-world entity?\n",
+				"    instructions: Do `a` and `b` refer to the same real-world entity?\n    costs: {false_positive: 5, false_negative: 1, abstain: 0.5}\n", 1))
+		}
+		os.WriteFile(filepath.Join(dir, f), b, 0o600)
+	}
+	set := filepath.Join(dir, "questions.yaml")
+	db := filepath.Join(dir, "runs.db")
+	code, out, errOut := runJevlab(t, "eval", "--offline", "--db", db, set, "--json")
+	if code != 0 && code != 1 {
+		t.Fatalf("eval: exit %d\n%s", code, errOut)
+	}
+	var rep struct {
+		Run struct {
+			ID string `json:"id"`
+		} `json:"run"`
+		Costs []report.CostFit `json:"costs"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(rep.Costs) != 1 || rep.Costs[0].Question != "same_entity" || rep.Costs[0].Check == nil {
+		t.Fatalf("costs: %+v", rep.Costs)
+	}
+	// By hand: the recorded answers, split by the canonical seeded half.
+	sp := questionset.SplitSpec{Seed: 1, Test: 0.5}
+	var dev, test []costs.Point
+	data, _ := os.ReadFile(filepath.Join(dir, "recorded.jsonl"))
+	labels := map[string]bool{}
+	ds, _ := os.ReadFile(filepath.Join(dir, "dataset.jsonl"))
+	for _, line := range strings.Split(strings.TrimSpace(string(ds)), "\n") {
+		var row struct {
+			ID     string                     `json:"id"`
+			Labels map[string]json.RawMessage `json:"labels"`
+		}
+		json.Unmarshal([]byte(line), &row)
+		if l, ok := row.Labels["same_entity"]; ok {
+			labels[row.ID] = string(l) == "true"
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var ex struct {
+			ID       string `json:"id"`
+			Response struct {
+				Answers map[string]struct {
+					Noul *float64 `json:"noul"`
+				} `json:"answers"`
+			} `json:"response"`
+		}
+		json.Unmarshal([]byte(line), &ex)
+		a := ex.Response.Answers["same_entity"]
+		l, ok := labels[ex.ID]
+		if a.Noul == nil || !ok {
+			continue
+		}
+		if sp.Of(ex.ID) == questionset.SplitTest {
+			test = append(test, costs.Point{P: *a.Noul, Label: l})
+		} else {
+			dev = append(dev, costs.Point{P: *a.Noul, Label: l})
+		}
+	}
+	half := 0.5
+	c := costs.Costs{FalsePositive: 5, FalseNegative: 1, Abstain: &half}
+	want := costs.Fit(dev, c)
+	if rep.Costs[0].Fit != want || *rep.Costs[0].Check != costs.Evaluate(test, want.Lo, want.Hi, c) {
+		t.Fatalf("report fit %+v check %+v\nby hand %+v", rep.Costs[0].Fit, rep.Costs[0].Check, want)
+	}
+	code, out, _ = runJevlab(t, "show", rep.Run.ID, "--db", db)
+	if !strings.Contains(out, "same_entity cost-optimal thresholds (false positive 5, false negative 1, abstain 0.5)") || !strings.Contains(out, "cost per 1,000 items") {
+		t.Fatalf("show:\n%s", out)
+	}
+}
