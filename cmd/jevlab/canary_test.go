@@ -9,12 +9,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/signal"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -252,15 +251,15 @@ func TestKeyCanary(t *testing.T) {
 	assertNoKey(t, canaryKey, printed, work)
 }
 
-// serveWhile runs `jevlab serve` in-process, calls fn with its base URL,
-// then stops it with SIGINT (as Ctrl-C would) and returns what it printed.
-// The test process catches SIGINT itself first, so a signal that arrives
-// before serve listens for it cannot kill the test.
+// serveWhile runs `jevlab serve` as a child process (the built binary,
+// with this process's environment), calls fn with its base URL, then stops
+// it with SIGINT (as Ctrl-C would) and returns what it printed. A child,
+// not in-process: a SIGINT sent to the test process itself reaches every
+// signal handler registered there — teatest registers one per program and
+// logs from it after its test ended, which panics the test binary (seen
+// under -count=3).
 func serveWhile(t *testing.T, args []string, fn func(base string)) (string, string) {
 	t.Helper()
-	sig := make(chan os.Signal, 8)
-	signal.Notify(sig, os.Interrupt)
-	defer signal.Stop(sig)
 	dir := t.TempDir()
 	out, err := os.Create(filepath.Join(dir, "stdout"))
 	if err != nil {
@@ -270,8 +269,17 @@ func serveWhile(t *testing.T, args []string, fn func(base string)) (string, stri
 	if err != nil {
 		t.Fatal(err)
 	}
+	cmd := exec.Command(jevlabBinary(t), args...)
+	cmd.Stdout, cmd.Stderr = out, errf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan int, 1)
-	go func() { done <- run(args, nil, out, errf) }()
+	go func() {
+		_ = cmd.Wait()
+		done <- cmd.ProcessState.ExitCode()
+	}()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	read := func() (string, string) {
 		o, _ := os.ReadFile(out.Name())
 		e, _ := os.ReadFile(errf.Name())
@@ -279,7 +287,7 @@ func serveWhile(t *testing.T, args []string, fn func(base string)) (string, stri
 	}
 	addr := regexp.MustCompile(`at (http://127\.0\.0\.1:\d+)\n`)
 	var base string
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for base == "" {
 		select {
 		case code := <-done:
@@ -288,7 +296,7 @@ func serveWhile(t *testing.T, args []string, fn func(base string)) (string, stri
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("serve did not start within 10s")
+			t.Fatal("serve did not start within 20s")
 		}
 		o, _ := read()
 		if m := addr.FindStringSubmatch(o); m != nil && strings.Contains(o, "Ctrl-C") {
@@ -298,21 +306,17 @@ func serveWhile(t *testing.T, args []string, fn func(base string)) (string, stri
 		time.Sleep(20 * time.Millisecond)
 	}
 	fn(base)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for stopped := false; !stopped; {
-		_ = syscall.Kill(os.Getpid(), syscall.SIGINT)
-		select {
-		case code := <-done:
-			if code != 0 {
-				o, e := read()
-				t.Fatalf("serve exited %d:\n%s\n%s", code, o, e)
-			}
-			stopped = true
-		case <-tick.C:
-		case <-time.After(10 * time.Second):
-			t.Fatal("serve did not stop on SIGINT")
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-done:
+		if code != 0 {
+			o, e := read()
+			t.Fatalf("serve exited %d:\n%s\n%s", code, o, e)
 		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop on SIGINT")
 	}
 	out.Close()
 	errf.Close()
