@@ -2,6 +2,8 @@ package tui
 
 import (
 	"fmt"
+	"math"
+	"path/filepath"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/textinput"
@@ -26,6 +28,13 @@ type (
 	// runResultsMsg carries a finished evaluation, so the dataset screen
 	// can show each item's correctness in that run.
 	runResultsMsg struct{ v *workbench.RunView }
+	// labelSavedMsg says a label edit was written (or why not), with the
+	// dataset read back from the file.
+	labelSavedMsg struct {
+		item, question, text string
+		items                []workbench.Item
+		err                  error
+	}
 )
 
 // itemResult is one item's answer to one question, with the question as
@@ -73,6 +82,19 @@ type datasetModel struct {
 	running map[string]bool
 	keys    bindings
 	typeKey bindings
+
+	order workbench.ItemOrder
+	perm  []int // m.labelled indices in m.order; list rows index perm
+
+	// The label picker (l): the question, its choices and a cursor.
+	labeling  bool
+	labelItem string
+	labelQ    int
+	choices   []workbench.LabelChoice
+	pick      list
+	pickLines []string
+	saving    bool
+	labelKeys bindings
 }
 
 func newDatasetScreen(e *env, _ *designModel) screen {
@@ -86,6 +108,8 @@ func newDatasetScreen(e *env, _ *designModel) screen {
 		bind(k.Run, "Items", m.runItem).inBar().withDesc("run item"),
 		bind(k.Filter, "Items", func() tea.Cmd { m.filtering = true; return m.input.Focus() }).inBar().enabledWhen(listing).withDesc("filter (!x inverts)"),
 		bind(k.Cycle, "Items", m.cycle).inBar().enabledWhen(listing),
+		bind(k.Sort, "Items", m.cycleOrder).inBar().enabledWhen(listing).withDesc("order: wrong/margin/variants"),
+		bind(k.Label, "Items", m.startLabel).inBar().withDesc("edit label"),
 		bind(k.Back, "Items", m.clearFilter).enabledWhen(func() bool { return listing() && (m.query != "" || m.filter != filterAll) }).withDesc("clear filter"),
 		bind(k.Back, "Item", func() tea.Cmd { m.open = false; return nil }).inBar().enabledWhen(opened),
 	}
@@ -96,6 +120,14 @@ func newDatasetScreen(e *env, _ *designModel) screen {
 		m.keys = append(m.keys, b.enabledWhen(opened))
 	}
 	m.typeKey = bindings{bind(k.Accept, "Filter", nil).inBar().withDesc("keep filter"), bind(k.Back, "Filter", nil).inBar().withDesc("clear")}
+	m.pick = newList()
+	m.labelKeys = bindings{
+		bind(k.Accept, "Label", m.writeLabel).inBar().withDesc("write label"),
+		bind(k.PrevQ, "Label", func() tea.Cmd { m.labelQuestion(-1); return nil }).inBar(),
+		bind(k.NextQ, "Label", func() tea.Cmd { m.labelQuestion(1); return nil }).inBar(),
+		bind(k.Back, "Label", func() tea.Cmd { m.labeling = false; m.e.say("label unchanged"); return nil }).inBar().withDesc("cancel"),
+	}
+	m.labelKeys = append(m.labelKeys, m.pick.navBindings(k, "Label")...)
 	return m
 }
 
@@ -111,11 +143,14 @@ func (m *datasetModel) init() tea.Cmd {
 	}
 }
 
-func (m *datasetModel) capturing() bool { return m.filtering }
+func (m *datasetModel) capturing() bool { return m.filtering || m.labeling }
 
 func (m *datasetModel) help() helpMap {
 	if m.filtering {
 		return m.typeKey.help()
+	}
+	if m.labeling {
+		return m.labelKeys.help()
 	}
 	return m.keys.help()
 }
@@ -163,8 +198,9 @@ func (m *datasetModel) rebuild() {
 	q := strings.ToLower(m.query)
 	invert := strings.HasPrefix(q, "!")
 	q = strings.TrimPrefix(q, "!")
-	m.list.filter(len(m.labelled), func(i int) bool {
-		it := &m.labelled[i]
+	m.perm = workbench.OrderItems(m.e.set, m.labelled, m.lookup, m.order)
+	m.list.filter(len(m.perm), func(i int) bool {
+		it := &m.labelled[m.perm[i]]
 		if !m.keep(it, ids) {
 			return false
 		}
@@ -183,7 +219,7 @@ func (m *datasetModel) rebuild() {
 	idW := 10
 	labW := min(24, max(10, (m.w-idW-12)/3))
 	for _, i := range m.list.rows {
-		it := &m.labelled[i]
+		it := &m.labelled[m.perm[i]]
 		var labs, marks []string
 		conf := ""
 		for _, id := range ids {
@@ -207,6 +243,12 @@ func (m *datasetModel) rebuild() {
 				conf = workbench.Prob(av.Confidence)
 			}
 		}
+		if m.order != workbench.OrderFile {
+			conf = ""
+			if v := workbench.ItemSortValue(m.e.set, it, m.lookup, m.order); !math.IsNaN(v) {
+				conf = fmt.Sprintf("%.2f", math.Abs(v))
+			}
+		}
 		if m.running[it.ID] {
 			conf = "…"
 		}
@@ -222,6 +264,9 @@ func (m *datasetModel) rebuild() {
 // room is the number of item rows in view.
 func (m *datasetModel) room() int {
 	n := m.h - 2 // title, column heads
+	if len(m.results) > 0 {
+		n-- // accuracy
+	}
 	if m.filtering {
 		n--
 	}
@@ -270,7 +315,7 @@ func (m *datasetModel) selected() *workbench.Item {
 	if !ok {
 		return nil
 	}
-	return &m.labelled[i]
+	return &m.labelled[m.perm[i]]
 }
 
 // drawDetail draws the open item: its state and every question's chart
@@ -338,15 +383,39 @@ func (m *datasetModel) update(msg tea.Msg) tea.Cmd {
 		m.rebuild()
 	case runResultsMsg:
 		m.results, m.runID = map[string]map[string]*itemResult{}, msg.v.Run.ID
+		variants := map[string]*provider.Question{}
+		for _, r := range msg.v.Variants {
+			if q, ok := msg.v.Set.VariantQuestion(r); ok {
+				variants[r.ID()] = &q
+			}
+		}
 		for item, qs := range msg.v.Items {
 			res := map[string]*itemResult{}
 			for id, r := range qs {
-				res[id] = &itemResult{ans: r.Answer, asked: msg.v.Question(id), err: r.Err}
+				asked := msg.v.Question(id)
+				if asked == nil {
+					asked = variants[id]
+				}
+				res[id] = &itemResult{ans: r.Answer, asked: asked, err: r.Err}
 			}
 			m.results[item] = res
 		}
 		m.rebuild()
+	case labelSavedMsg:
+		m.saving = false
+		if msg.err != nil {
+			m.e.fail("label of %s not written: %s", msg.item, firstLine(msg.err.Error()))
+			return nil
+		}
+		m.items = msg.items
+		m.e.items = msg.items
+		m.rebuild()
+		m.e.say("%s: %s labelled %s in %s", msg.item, msg.question, msg.text, filepath.Base(m.e.sess.Dataset.Path))
 	case tea.KeyMsg:
+		if m.labeling {
+			cmd, _ := m.labelKeys.handle(msg)
+			return cmd
+		}
 		if m.filtering {
 			var cmd tea.Cmd
 			m.filtering, m.query, cmd = filterKey(&m.input, msg)
@@ -362,6 +431,107 @@ func (m *datasetModel) update(msg tea.Msg) tea.Cmd {
 		return nil
 	}
 	return nil
+}
+
+// lookup is the answer an item's row shows for question (or variant) id.
+func (m *datasetModel) lookup(item, id string) (workbench.ItemAnswer, bool) {
+	r := m.results[item][id]
+	if r == nil || r.ans == nil {
+		return workbench.ItemAnswer{}, false
+	}
+	return workbench.ItemAnswer{Answer: r.ans, Asked: r.asked}, true
+}
+
+func (m *datasetModel) cycleOrder() tea.Cmd {
+	m.order = (m.order + 1) % workbench.NItemOrders
+	m.list.home()
+	m.rebuild()
+	return nil
+}
+
+// accuracyLine is each question's accuracy over the items' answers shown,
+// against the labels as they are now.
+func (m *datasetModel) accuracyLine() string {
+	var parts []string
+	for _, h := range workbench.ItemAccuracy(m.e.set, m.labelled, m.lookup) {
+		acc := "—"
+		if !math.IsNaN(h.Accuracy) {
+			acc = fmt.Sprintf("%.3f", h.Accuracy)
+		}
+		parts = append(parts, fmt.Sprintf("%s %s (n %d)", h.ID, acc, h.Labelled))
+	}
+	return "accuracy " + strings.Join(parts, " · ")
+}
+
+// startLabel opens the label picker on the selected item's first
+// question.
+func (m *datasetModel) startLabel() tea.Cmd {
+	it := m.selected()
+	switch {
+	case it == nil:
+		return nil
+	case m.saving:
+		m.e.say("a label is being written")
+		return nil
+	case m.e.sess.Dataset.Path == "" || m.e.sess.Dataset.Open != nil:
+		m.e.fail("this dataset is embedded and cannot be rewritten; save the set to a folder first")
+		return nil
+	case len(m.e.set.Questions) == 0:
+		return nil
+	}
+	m.labeling, m.labelItem, m.labelQ = true, it.ID, 0
+	m.labelQuestion(0)
+	return nil
+}
+
+// labelQuestion moves the picker d questions on and lists that
+// question's labels, the cursor on the item's current one.
+func (m *datasetModel) labelQuestion(d int) {
+	n := len(m.e.set.Questions)
+	m.labelQ = ((m.labelQ+d)%n + n) % n
+	qe := m.e.set.Questions[m.labelQ]
+	cur, has := workbench.Label{}, false
+	for i := range m.labelled {
+		if m.labelled[i].ID == m.labelItem {
+			cur, has = m.labelled[i].Labels[qe.ID]
+		}
+	}
+	m.choices = workbench.LabelChoices(&qe.Question, !has || cur.ByIndex)
+	m.pick.setLen(len(m.choices))
+	m.pick.home()
+	if has && cur.Index >= 0 {
+		m.pick.move(cur.Index)
+	}
+	m.pickLines = m.pickLines[:0]
+	for i, c := range m.choices {
+		mark := "  "
+		if has && cur.Index == i {
+			mark = "• "
+		}
+		m.pickLines = append(m.pickLines, " "+mark+termsafe.String(c.Text))
+	}
+	m.pick.setHeight(max(1, m.h-4))
+}
+
+// writeLabel writes the picked label through the session in a tea.Cmd,
+// on a copy of the set, then reads the dataset back.
+func (m *datasetModel) writeLabel() tea.Cmd {
+	i, ok := m.pick.selected()
+	if !ok {
+		return nil
+	}
+	m.labeling, m.saving = false, true
+	qid, c, item := m.e.set.Questions[m.labelQ].ID, m.choices[i], m.labelItem
+	set, ds, ctx := m.e.set.Clone(), m.e.sess.Dataset, m.e.ctx
+	m.e.say("writing the label of %s…", item)
+	return func() tea.Msg {
+		sess := workbench.NewSession(set, ds, nil)
+		if err := sess.SetLabel(item, qid, c.Value); err != nil {
+			return labelSavedMsg{item: item, err: err}
+		}
+		items, err := workbench.LoadItems(ctx, set, ds)
+		return labelSavedMsg{item: item, question: qid, text: c.Text, items: items, err: err}
+	}
 }
 
 func (m *datasetModel) openItem() tea.Cmd {
@@ -426,10 +596,16 @@ func (m *datasetModel) view(w, h int) string {
 	case m.loadErr != nil && len(m.items) == 0:
 		return st.Bad.Render(" dataset: " + firstLine(m.loadErr.Error()))
 	}
+	if m.labeling {
+		return m.labelView(w)
+	}
 	if m.open {
 		return joinLines(m.dscroll.render(m.detail, nil))
 	}
 	title := fmt.Sprintf("Items %d of %d · filter: %s", m.list.len(), len(m.items), filterNames[m.filter])
+	if m.order != workbench.OrderFile {
+		title += " · order: " + m.order.String()
+	}
 	if m.query != "" {
 		title += " · /" + termsafe.String(m.query)
 	}
@@ -445,13 +621,42 @@ func (m *datasetModel) view(w, h int) string {
 			lines = append(lines, st.Warn.Render(" "+s))
 		}
 	}
+	if len(m.results) > 0 {
+		lines = append(lines, fit(" "+m.accuracyLine(), w))
+	}
 	if m.filtering {
 		lines = append(lines, m.input.View())
 	}
-	lines = append(lines, st.Muted.Render(fit(fmt.Sprintf(" %s %s %s", fit("id", 10), padRight("ok", max(3, len(m.e.set.Questions))), "labels / confidence / state"), w)))
+	col := "confidence"
+	switch m.order {
+	case workbench.OrderConfidentWrong:
+		col = "top prob of the wrong decision"
+	case workbench.OrderMargin:
+		col = "top-two margin"
+	case workbench.OrderDisagreement:
+		col = "base–variant TV"
+	}
+	lines = append(lines, st.Muted.Render(fit(fmt.Sprintf(" %s %s %s", fit("id", 10), padRight("ok", max(3, len(m.e.set.Questions))), "labels / "+col+" / state"), w)))
 	lines = append(lines, m.list.render(m.lines, func(s string) string { return st.Selected.Render(fit(stripForSelect(s), w)) })...)
 	if m.list.len() == 0 {
 		lines = append(lines, st.Muted.Render(" no items match"))
+	}
+	return joinLines(lines)
+}
+
+// labelView is the label picker: the item, the question (of how many) and
+// its labels, the current one marked.
+func (m *datasetModel) labelView(w int) string {
+	st := &m.e.st
+	qe := m.e.set.Questions[m.labelQ]
+	lines := []string{
+		st.Focused.Render(fit(fmt.Sprintf(" Label of item %s · question %s (%d of %d, [ ] for another)", termsafe.String(m.labelItem), qe.ID, m.labelQ+1, len(m.e.set.Questions)), w)),
+		st.Muted.Render(fit(" "+oneLine(qe.Question.Instructions), w)),
+		st.Muted.Render(fit(" • is the label now; enter writes the one picked into "+filepath.Base(m.e.sess.Dataset.Path)+", esc leaves it", w)),
+	}
+	lines = append(lines, m.pick.render(m.pickLines, func(s string) string { return st.Selected.Render(fit(stripForSelect(s), w)) })...)
+	if more := m.pick.more(); more != "" {
+		lines = append(lines, st.Muted.Render(" "+more))
 	}
 	return joinLines(lines)
 }

@@ -22,6 +22,9 @@ type KeyMap struct {
 	StartEval, Resume, CutDown, CutUp, PrevQ, NextQ key.Binding
 	// Probes on the evaluation screen.
 	Probe, Worst key.Binding
+	// The design loop: item order and label edits (dataset), variants
+	// (design, evaluate) and a question's history.
+	Sort, Label, Promote, History key.Binding
 	// Prompts.
 	Yes, No, Accept key.Binding
 }
@@ -82,6 +85,11 @@ func DefaultKeyMap() KeyMap {
 		Yes:    b([]string{"y"}, "y", "yes"),
 		No:     b([]string{"n", "esc"}, "n", "no"),
 		Accept: b([]string{"enter"}, "enter", "accept"),
+
+		Sort:    b([]string{"o"}, "o", "order"),
+		Label:   b([]string{"l"}, "l", "edit label"),
+		Promote: b([]string{"P"}, "P", "promote variant"),
+		History: b([]string{"h"}, "h", "history"),
 	}
 }
 
