@@ -207,7 +207,7 @@ func LabelChoices(q *provider.Question, byIndex bool) []LabelChoice {
 			out = append(out, LabelChoice{Text: strconv.Itoa(i) + " " + text, Value: v})
 		}
 	default:
-			for i := range q.Options {
+		for i := range q.Options {
 			l := q.Options[i].Label
 			out = append(out, LabelChoice{Text: l, Value: str(l)})
 		}
