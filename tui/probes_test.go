@@ -69,7 +69,10 @@ func TestEvalProbe(t *testing.T) {
 			tm.Type("p")
 			waitFor(t, tm, "Probe which kind?")
 			tm.Type("s")
-			waitFor(t, tm, "done: run")
+			// The stability lines reload after the probe is done; w opens
+			// their worst items, so wait for the line itself (one wait: the
+			// two may arrive in one frame).
+			waitFor(t, tm, "done: run", "flip_rate")
 			tm.Type("w")
 			waitFor(t, tm, "Worst items · queue", "dt-003")
 			typeKeys(tm, press(tea.KeyEsc))
