@@ -62,10 +62,23 @@ const maxIndexerMemo = 64
 // empty). An exchange whose request or response does not decode has no
 // rows; the error says why.
 func (ix *indexer) rows(ex provider.Exchange) ([]indexRow, error) {
+	rs, _, err := ix.rowsAndQuestions(ex)
+	return rs, err
+}
+
+// rowsAndQuestions is rows, also returning the request's questions value
+// as written (nil when the request does not decode), which SaveExchanges
+// stores once by hash.
+func (ix *indexer) rowsAndQuestions(ex provider.Exchange) ([]indexRow, json.RawMessage, error) {
 	var w wireRequest
 	if err := json.Unmarshal(ex.Request, &w); err != nil {
-		return nil, fmt.Errorf("request: %w", err)
+		return nil, nil, fmt.Errorf("request: %w", err)
 	}
+	rs, err := ix.rowsOf(ex, &w)
+	return rs, w.Questions, err
+}
+
+func (ix *indexer) rowsOf(ex provider.Exchange, w *wireRequest) ([]indexRow, error) {
 	state := provider.Compact(w.State)
 	if state == nil {
 		state = provider.Compact(w.Document)
@@ -251,7 +264,19 @@ const backfillBatch = 256
 // answers of every exchange already stored, oldest first (so first saved
 // still wins ties). Exchanges whose request or response does not decode
 // are left out, as the cache used to skip them.
-func backfillAnswerIndex(ctx context.Context, tx *sql.Tx) error {
+//
+// It reads requests through storedRequestSQL, so it works before and after
+// migration 20261203_0300 split them.
+func backfillAnswerIndex(ctx context.Context, tx *sql.Tx, _ *progress) error {
+	split, err := hasColumn(ctx, tx, "exchanges", "q_hash")
+	if err != nil {
+		return fmt.Errorf("backfill answer index: %w", err)
+	}
+	sel := `SELECT id, request, 0, NULL, response, recorded_at FROM exchanges WHERE id > ? ORDER BY id LIMIT ?`
+	if split {
+		sel = `SELECT e.id, e.request, e.q_off, b.body, e.response, e.recorded_at FROM exchanges e
+			LEFT JOIN bodies b ON b.hash = e.q_hash WHERE e.id > ? ORDER BY e.id LIMIT ?`
+	}
 	ins, err := tx.PrepareContext(ctx, insAnswerIndexSQL)
 	if err != nil {
 		return fmt.Errorf("backfill answer index: %w", err)
@@ -264,17 +289,24 @@ func backfillAnswerIndex(ctx context.Context, tx *sql.Tx) error {
 	var ix indexer
 	last := int64(0)
 	for {
-		rows, err := tx.QueryContext(ctx, `SELECT id, request, response, recorded_at FROM exchanges WHERE id > ? ORDER BY id LIMIT ?`, last, backfillBatch)
+		rows, err := tx.QueryContext(ctx, sel, last, backfillBatch)
 		if err != nil {
 			return fmt.Errorf("backfill answer index: %w", err)
 		}
 		var batch []stored
 		for rows.Next() {
 			var s stored
-			var req, resp []byte
-			if err := rows.Scan(&s.id, &req, &resp, &s.ex.RecordedAt); err != nil {
+			var req, body, resp []byte
+			var off int64
+			if err := rows.Scan(&s.id, &req, &off, &body, &resp, &s.ex.RecordedAt); err != nil {
 				rows.Close()
 				return fmt.Errorf("backfill answer index: %w", err)
+			}
+			if body != nil {
+				if req, err = joinRequest(req, off, body); err != nil {
+					rows.Close()
+					return fmt.Errorf("backfill answer index: exchange %d: %w", s.id, err)
+				}
 			}
 			s.ex.Request, s.ex.Response = req, resp
 			batch = append(batch, s)
@@ -436,4 +468,11 @@ func (db *DB) lookupBatch(ctx context.Context, keys []provider.AnswerKey, accept
 		out[k] = provider.StoredAnswer{Raw: json.RawMessage(raw), Model: model, RecordedAt: provider.ParseRecordedAt(at), Origin: origin}
 	}
 	return rows.Err()
+}
+
+// hasColumn reports whether table has column (in tx's view of the schema).
+func hasColumn(ctx context.Context, tx *sql.Tx, table, column string) (bool, error) {
+	var n int
+	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`, table, column).Scan(&n)
+	return n > 0, err
 }

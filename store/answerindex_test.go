@@ -217,7 +217,7 @@ func preIndexDB(t testing.TB, path string, exs []provider.Exchange) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := old.migrate(context.Background(), fstest.MapFS{"migrations/20261202_0001_init.sql": {Data: body}}, nil); err != nil {
+	if err := old.migrate(context.Background(), fstest.MapFS{"migrations/20261202_0001_init.sql": {Data: body}}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	tx, err := sdb.Begin()
@@ -311,12 +311,12 @@ func TestMigrationGoSteps(t *testing.T) {
 	// A step runs after its SQL, in its transaction: a failure rolls back
 	// both.
 	boom := errors.New("boom")
-	err := db.migrate(ctx, fsys, map[string]migrationStep{"20270301_0001_t": func(ctx context.Context, tx *sql.Tx) error {
+	err := db.migrate(ctx, fsys, map[string]migrationStep{"20270301_0001_t": func(ctx context.Context, tx *sql.Tx, _ *progress) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO t VALUES (1)`); err != nil {
 			return err
 		}
 		return boom
-	}})
+	}}, nil)
 	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "20270301_0001_t") {
 		t.Fatalf("failing step: %v", err)
 	}
@@ -325,20 +325,20 @@ func TestMigrationGoSteps(t *testing.T) {
 		t.Fatal("a failed step left its migration's table behind")
 	}
 	ran := 0
-	step := func(ctx context.Context, tx *sql.Tx) error {
+	step := func(ctx context.Context, tx *sql.Tx, _ *progress) error {
 		ran++
 		_, err := tx.ExecContext(ctx, `INSERT INTO t VALUES (7)`)
 		return err
 	}
 	for i := 0; i < 2; i++ {
-		if err := db.migrate(ctx, fsys, map[string]migrationStep{"20270301_0001_t": step}); err != nil {
+		if err := db.migrate(ctx, fsys, map[string]migrationStep{"20270301_0001_t": step}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if db.sql.QueryRow(`SELECT sum(a) FROM t`).Scan(&n); n != 7 || ran != 1 {
 		t.Fatalf("step ran %d times, sum %d; want once, 7", ran, n)
 	}
-	err = db.migrate(ctx, fsys, map[string]migrationStep{"20270301_0002_typo": step})
+	err = db.migrate(ctx, fsys, map[string]migrationStep{"20270301_0002_typo": step}, nil)
 	if err == nil || !strings.Contains(err.Error(), "20270301_0002_typo.sql") {
 		t.Fatalf("step without a file: %v", err)
 	}

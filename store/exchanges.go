@@ -26,11 +26,12 @@ func RunIDFrom(ctx context.Context) string {
 
 var _ provider.ExchangeStore = (*DB)(nil)
 
-const insExchangeSQL = `INSERT INTO exchanges (run_id, ext_id, request, response, latency_ms, recorded_at, uncertain) VALUES (?,?,?,?,?,?,?)`
+const insExchangeSQL = `INSERT INTO exchanges (run_id, ext_id, request, q_hash, q_off, response, latency_ms, recorded_at, uncertain) VALUES (?,?,?,?,?,?,?,?,?)`
 
 // SaveExchange keeps one exchange's wire bodies (never headers or the key),
 // linked to the run named by WithRunID if any, and indexes its answers for
-// LookupAnswers in the same transaction. An exchange whose request or
+// LookupAnswers in the same transaction. The request's questions object is
+// kept once in bodies, by content hash, and the exchange refers to it. An exchange whose request or
 // response does not decode is kept but answers nothing.
 func (db *DB) SaveExchange(ctx context.Context, ex provider.Exchange) error {
 	return db.SaveExchanges(ctx, []provider.Exchange{ex})
@@ -52,23 +53,44 @@ func (db *DB) SaveExchanges(ctx context.Context, exs []provider.Exchange) error 
 		run = id
 	}
 	// Keys are computed before taking the write lock.
+	insBody, err := db.stmt(ctx, insBodySQL)
+	if err != nil {
+		return fmt.Errorf("save exchange: %w", err)
+	}
 	var ix indexer
 	rows := make([][]indexRow, len(exs))
+	splits := make([]splitRequest, len(exs))
 	for i, ex := range exs {
-		rows[i], _ = ix.rows(ex) // undecodable: stored, never an answer
+		var qs json.RawMessage
+		rows[i], qs, _ = ix.rowsAndQuestions(ex) // undecodable: stored, never an answer
+		splits[i] = splitOf(ex.Request, qs)
 	}
 	err = db.write(ctx, func(tx *sql.Tx) error {
 		se := tx.StmtContext(ctx, insEx)
 		defer se.Close()
 		si := tx.StmtContext(ctx, insIdx)
 		defer si.Close()
+		sb := tx.StmtContext(ctx, insBody)
+		defer sb.Close()
+		stored := map[string]bool{}
 		for i, ex := range exs {
+			sp := &splits[i]
+			var qHash any
+			if sp.hash != nil {
+				if !stored[string(sp.hash)] {
+					if _, err := sb.ExecContext(ctx, sp.hash, sp.body); err != nil {
+						return err
+					}
+					stored[string(sp.hash)] = true
+				}
+				qHash = sp.hash
+			}
 			unc := ""
 			if len(ex.Uncertain) > 0 {
 				b, _ := json.Marshal(ex.Uncertain)
 				unc = string(b)
 			}
-			res, err := se.ExecContext(ctx, run, ex.ID, []byte(ex.Request), []byte(ex.Response), ex.LatencyMS, ex.RecordedAt, unc)
+			res, err := se.ExecContext(ctx, run, ex.ID, sp.rest, qHash, sp.off, []byte(ex.Response), ex.LatencyMS, ex.RecordedAt, unc)
 			if err != nil {
 				return err
 			}
@@ -95,17 +117,27 @@ func (db *DB) SaveExchanges(ctx context.Context, exs []provider.Exchange) error 
 // exchange's byte slices are fn's to keep. Its cost grows with the
 // database: the answer cache uses LookupAnswers instead.
 func (db *DB) ForEachExchange(ctx context.Context, fn func(provider.Exchange) error) error {
-	rows, err := db.sql.QueryContext(ctx, `SELECT ext_id, request, response, latency_ms, recorded_at, uncertain FROM exchanges ORDER BY id`)
+	rows, err := db.sql.QueryContext(ctx, `SELECT e.id, e.ext_id, e.request, e.q_hash, e.q_off, b.body, e.response, e.latency_ms, e.recorded_at, e.uncertain
+		FROM exchanges e LEFT JOIN bodies b ON b.hash = e.q_hash ORDER BY e.id`)
 	if err != nil {
 		return fmt.Errorf("read stored exchanges: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var ex provider.Exchange
-		var req, resp []byte
+		var id, off int64
+		var req, qHash, body, resp []byte
 		var unc string
-		if err := rows.Scan(&ex.ID, &req, &resp, &ex.LatencyMS, &ex.RecordedAt, &unc); err != nil {
+		if err := rows.Scan(&id, &ex.ID, &req, &qHash, &off, &body, &resp, &ex.LatencyMS, &ex.RecordedAt, &unc); err != nil {
 			return fmt.Errorf("read stored exchanges: %w", err)
+		}
+		if qHash != nil {
+			if body == nil {
+				return fmt.Errorf("read stored exchanges: exchange %d: its questions body %x is missing", id, qHash)
+			}
+			if req, err = joinRequest(req, off, body); err != nil {
+				return fmt.Errorf("read stored exchanges: exchange %d: %w", id, err)
+			}
 		}
 		ex.Request, ex.Response = req, resp
 		if unc != "" {

@@ -97,6 +97,12 @@ func (db *DB) ReadOnly() bool { return db.readOnly }
 // through a normal Open when the file is writable; otherwise the error
 // says so.
 func OpenReadOnly(path string) (*DB, error) {
+	return OpenReadOnlyWith(path, OpenOptions{})
+}
+
+// OpenReadOnlyWith is OpenReadOnly with options; opt.Progress hears about
+// the upgrade of a database whose schema is behind.
+func OpenReadOnlyWith(path string, opt OpenOptions) (*DB, error) {
 	if path == "" || path == ":memory:" {
 		return nil, fmt.Errorf("open database read-only: %q is not a database file", path)
 	}
@@ -116,7 +122,7 @@ func OpenReadOnly(path string) (*DB, error) {
 		if errors.Is(err, errSchemaBehind) {
 			db.Close()
 			// Upgrade through a writable open, then read-only again.
-			up, uerr := Open(path)
+			up, uerr := OpenWith(path, opt)
 			if uerr != nil {
 				return nil, fmt.Errorf("open database %s read-only: %w, and upgrading it failed: %w", path, err, uerr)
 			}

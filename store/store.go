@@ -71,6 +71,12 @@ func DefaultPath() string {
 // 0700. The connection uses WAL, a busy timeout of BusyTimeout, foreign keys
 // and synchronous=NORMAL.
 func Open(path string) (*DB, error) {
+	return OpenWith(path, OpenOptions{})
+}
+
+// OpenWith is Open with options: opt.Progress hears about migrations that
+// rewrite stored rows, which take a while on a large database.
+func OpenWith(path string, opt OpenOptions) (*DB, error) {
 	if path == "" {
 		return nil, errors.New("open database: empty path")
 	}
@@ -108,7 +114,7 @@ func Open(path string) (*DB, error) {
 	sdb.SetMaxIdleConns(8)
 	sdb.SetConnMaxIdleTime(0)
 	db := &DB{sql: sdb, path: path, tempDir: tempDir, stmts: map[string]*sql.Stmt{}}
-	if err := db.migrate(context.Background(), migrations, migrationSteps()); err != nil {
+	if err := db.migrate(context.Background(), migrations, migrationSteps(), opt.Progress); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, db.check(err))
 	}
@@ -191,7 +197,8 @@ func (db *DB) SchemaVersion(ctx context.Context) (string, error) {
 
 // migrationStep is Go code a migration runs after its SQL, in the same
 // transaction: work SQL cannot do, such as backfilling computed columns.
-type migrationStep func(ctx context.Context, tx *sql.Tx) error
+// It reports its progress through pr (which may be nil).
+type migrationStep func(ctx context.Context, tx *sql.Tx, pr *progress) error
 
 // migrationSteps returns the Go steps of the shipped migrations, by version
 // (the migration's file name without .sql).
@@ -199,6 +206,7 @@ func migrationSteps() map[string]migrationStep {
 	return map[string]migrationStep{
 		"20261202_0002_answer_index":       backfillAnswerIndex,
 		"20261203_0100_rekey_answer_index": backfillAnswerIndex,
+		"20261203_0300_exchange_bodies":    splitExchangeRequests,
 	}
 }
 
@@ -208,7 +216,7 @@ func migrationSteps() map[string]migrationStep {
 // written). A migration is its SQL file followed by its Go step in steps,
 // if any. A failing migration is rolled back whole. Opening an up-to-date
 // database takes no write lock.
-func (db *DB) migrate(ctx context.Context, fsys fs.FS, steps map[string]migrationStep) error {
+func (db *DB) migrate(ctx context.Context, fsys fs.FS, steps map[string]migrationStep, report func(MigrationProgress)) error {
 	if _, err := db.sql.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version TEXT PRIMARY KEY, applied_at TEXT NOT NULL)`); err != nil {
 		return fmt.Errorf("migrate: %w", err)
@@ -259,7 +267,7 @@ func (db *DB) migrate(ctx context.Context, fsys fs.FS, steps map[string]migratio
 				return err
 			}
 			if step := steps[version]; step != nil {
-				if err := step(ctx, tx); err != nil {
+				if err := step(ctx, tx, &progress{fn: report, migration: version}); err != nil {
 					return err
 				}
 			}

@@ -410,7 +410,7 @@ func TestMigrationsApplyInOrderAndRollBack(t *testing.T) {
 		"migrations/20270101_0002_more.sql":  {Data: []byte(`ALTER TABLE extra ADD COLUMN b TEXT;`)},
 		"migrations/20270101_0001_extra.sql": {Data: []byte(`CREATE TABLE extra (a INTEGER);`)},
 	}
-	if err := db.migrate(ctx, fsys, nil); err != nil {
+	if err := db.migrate(ctx, fsys, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.sql.Exec(`INSERT INTO extra (a, b) VALUES (1, 'x')`); err != nil {
@@ -420,11 +420,11 @@ func TestMigrationsApplyInOrderAndRollBack(t *testing.T) {
 		t.Errorf("version = %s", v)
 	}
 	// Applying again is a no-op.
-	if err := db.migrate(ctx, fsys, nil); err != nil {
+	if err := db.migrate(ctx, fsys, nil, nil); err != nil {
 		t.Errorf("re-migrate: %v", err)
 	}
 	bad := fstest.MapFS{"migrations/20270102_0001_bad.sql": {Data: []byte(`CREATE TABLE half (a INTEGER); SELECT * FROM no_such_table;`)}}
-	err := db.migrate(ctx, bad, nil)
+	err := db.migrate(ctx, bad, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "20270102_0001_bad") {
 		t.Fatalf("bad migration: %v", err)
 	}

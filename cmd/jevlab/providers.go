@@ -86,7 +86,7 @@ func (a *app) db() (*store.DB, error) {
 	if path == "" {
 		path = store.DefaultPath()
 	}
-	db, err := store.Open(path)
+	db, err := store.OpenWith(path, store.OpenOptions{Progress: a.migrationProgress})
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func (a *app) dbReadOnly() (*store.DB, error) {
 	if path == "" {
 		path = store.DefaultPath()
 	}
-	db, err := store.OpenReadOnly(path)
+	db, err := store.OpenReadOnlyWith(path, store.OpenOptions{Progress: a.migrationProgress})
 	if err != nil {
 		return nil, err
 	}
@@ -245,4 +245,15 @@ func (a *app) provider(ctx context.Context, set *questionset.Set) (provider.Prov
 		}
 	}
 	return cache, mode, nil
+}
+
+// migrationProgress prints a migration's progress on stderr while a large
+// database is upgraded ("jevlab: upgrading the database: storing question
+// bodies once: 41% (41000 of 100000)"), so the wait is explained.
+func (a *app) migrationProgress(p store.MigrationProgress) {
+	pct := 100
+	if p.Total > 0 {
+		pct = int(p.Done * 100 / p.Total)
+	}
+	fmt.Fprintf(a.stderr, "jevlab: upgrading the database (%s): %s: %d%% (%d of %d)\n", p.Migration, p.Step, pct, p.Done, p.Total)
 }

@@ -128,6 +128,17 @@ func BenchmarkScale(b *testing.B) {
 
 func scaleOnce(b *testing.B, bin string, n int) {
 	dir := b.TempDir()
+	// $JEVLAB_SCALE_DIR keeps the generated files and database there (one
+	// subdirectory per size) for inspection, e.g. with sqlite3's dbstat.
+	if keep := os.Getenv("JEVLAB_SCALE_DIR"); keep != "" {
+		dir = filepath.Join(keep, fmt.Sprintf("items-%d", n))
+		if err := os.RemoveAll(dir); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			b.Fatal(err)
+		}
+	}
 	if err := os.WriteFile(filepath.Join(dir, "questions.yaml"), []byte(scaleSet()), 0o600); err != nil {
 		b.Fatal(err)
 	}
