@@ -180,6 +180,10 @@ func (db *DB) SaveItems(ctx context.Context, runID string, items []ItemResult) (
 		if added == 0 && replaced == 0 {
 			return nil
 		}
+		// The run changed: a summary computed before no longer holds.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM run_summaries WHERE run_id = ?`, runID); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `UPDATE runs SET done = done + ?, errors = errors + ?, input_tokens = input_tokens + ?,
 			output_tokens = output_tokens + ?, cost_usd = cost_usd + ?, updated_at = ? WHERE id = ?`,
 			added, errs, in, out, cost, now(), runID); err != nil {
@@ -328,8 +332,23 @@ func (db *DB) FailedItems(ctx context.Context, runID string, limit int) ([]ItemR
 // then repeat). fn must not keep a after it returns unless it copies it; the
 // Answer it points to is fresh for each call.
 func (db *DB) ForEachAnswer(ctx context.Context, runID string, fn func(*ItemAnswer) error) error {
+	return db.forEachAnswer(ctx, runID, true, fn)
+}
+
+// ForEachAnswerNoRaw is ForEachAnswer without each answer's Raw (nil): what
+// metrics and comparisons read, without the bytes as received, so a large
+// run's answers are read faster and held in less memory.
+func (db *DB) ForEachAnswerNoRaw(ctx context.Context, runID string, fn func(*ItemAnswer) error) error {
+	return db.forEachAnswer(ctx, runID, false, fn)
+}
+
+func (db *DB) forEachAnswer(ctx context.Context, runID string, withRaw bool, fn func(*ItemAnswer) error) error {
+	rawCol := "raw"
+	if !withRaw {
+		rawCol = "NULL"
+	}
 	rows, err := db.sql.QueryContext(ctx, `SELECT item_id, question_id, repeat, seq, type, decided, p, score, choice, confidence,
-		probs, raw, source, model, recorded_at, origin, latency_ms, label_index, label_text, err_kind, err_msg
+		probs, `+rawCol+`, source, model, recorded_at, origin, latency_ms, label_index, label_text, err_kind, err_msg
 		FROM answers WHERE run_id = ? ORDER BY seq, question_id, repeat`, runID)
 	if err != nil {
 		return fmt.Errorf("answers of run %s: %w", runID, err)

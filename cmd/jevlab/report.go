@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -219,11 +220,24 @@ func (a *app) showMarkdown(ctx context.Context, db *store.DB, run *store.Run, op
 	return report.WriteMarkdown(a.stdout, rep)
 }
 
+// summaryBuild names this build for stored run summaries
+// (workbench.ViewConfig.Build): its version and commit, or "" — no stored
+// summaries — when the commit is unknown or the tree was modified, since
+// then two builds with different metrics could share a name.
+func summaryBuild() string {
+	b := readBuildInfo()
+	if b.Commit == "" || strings.Contains(b.Commit, "dirty") {
+		return ""
+	}
+	return b.Version + " " + b.Commit
+}
+
 // loadRunReport computes a stored run's report through the workbench's
 // run view — the same use case the evaluate screen calls — with opt and
 // the gates of gates (nil: the snapshot's) plus flags.
 func loadRunReport(ctx context.Context, db *store.DB, run *store.Run, opt metrics.Options, gates *questionset.Set, flags questionset.Gate) (*report.RunReport, error) {
-	v, err := workbench.LoadStoredRun(ctx, db, run, workbench.ViewConfig{Metrics: &opt, Gates: gates, Flags: flags, ReportOnly: true})
+	v, err := workbench.LoadStoredRun(ctx, db, run, workbench.ViewConfig{Metrics: &opt, Gates: gates, Flags: flags, ReportOnly: true,
+		Build: summaryBuild()})
 	if err != nil {
 		return nil, err
 	}

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/jevlab/jevlab/evals/metrics"
 	"github.com/jevlab/jevlab/evals/runner"
 	"github.com/jevlab/jevlab/store"
 )
 
 // LoadRun reads a stored run as RunData: its question-set snapshot (for
-// the questions and noul thresholds) and every stored answer.
+// the questions and noul thresholds) and every stored answer, streamed
+// without the raw answer bytes.
 func LoadRun(ctx context.Context, db *store.DB, run *store.Run) (RunData, error) {
 	snap, err := db.QuestionSet(ctx, run.SetHash)
 	if err != nil {
@@ -20,11 +22,16 @@ func LoadRun(ctx context.Context, db *store.DB, run *store.Run) (RunData, error)
 	if err != nil {
 		return RunData{}, fmt.Errorf("run %s: %w", run.ID, err)
 	}
-	answers, err := db.RunAnswers(ctx, run.ID)
+	// Streamed, without the raw answer bytes (no metric reads them), so
+	// only the observations are held.
+	rd := RunData{ID: run.ID, Questions: set.Questions, Obs: map[string][]metrics.Obs{}}
+	err = db.ForEachAnswerNoRaw(ctx, run.ID, func(a *store.ItemAnswer) error {
+		rd.Obs[a.QuestionID] = append(rd.Obs[a.QuestionID], obsOf(a))
+		return nil
+	})
 	if err != nil {
 		return RunData{}, err
 	}
-	rd := FromItemAnswers(run.ID, set.Questions, answers)
 	rd.Name = run.Name
 	rd.Model = run.Model
 	if len(run.Models) > 0 {

@@ -30,16 +30,21 @@ func FromItemAnswers(id string, qs provider.Questions, answers []store.ItemAnswe
 	rd := RunData{ID: id, Questions: qs, Obs: map[string][]metrics.Obs{}}
 	for i := range answers {
 		a := &answers[i]
-		o := metrics.Obs{ItemID: a.ItemID, Answer: a.Answer, ErrKind: a.ErrKind, LatencyMS: a.LatencyMS, Repeat: a.Repeat}
-		if a.Answer == nil && o.ErrKind == "" {
-			o.ErrKind = "unknown"
-		}
-		if a.Label != nil {
-			o.Label, o.HasLabel = *a.Label, true
-		}
-		rd.Obs[a.QuestionID] = append(rd.Obs[a.QuestionID], o)
+		rd.Obs[a.QuestionID] = append(rd.Obs[a.QuestionID], obsOf(a))
 	}
 	return rd
+}
+
+// obsOf is a stored answer as an observation.
+func obsOf(a *store.ItemAnswer) metrics.Obs {
+	o := metrics.Obs{ItemID: a.ItemID, Answer: a.Answer, ErrKind: a.ErrKind, LatencyMS: a.LatencyMS, Repeat: a.Repeat}
+	if a.Answer == nil && o.ErrKind == "" {
+		o.ErrKind = "unknown"
+	}
+	if a.Label != nil {
+		o.Label, o.HasLabel = *a.Label, true
+	}
+	return o
 }
 
 func (r *RunData) threshold(qid string) float64 {

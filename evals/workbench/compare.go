@@ -87,6 +87,11 @@ func CompareViews(a, b *RunView, opt *CompareOptions) (*Compared, error) {
 	if a.Run.ID == b.Run.ID {
 		return nil, &SameRunError{A: a.Run.ID, B: b.Run.ID, ID: a.Run.ID}
 	}
+	for _, v := range []*RunView{a, b} {
+		if v.summarized {
+			return nil, fmt.Errorf("run %s: loaded as a stored report only (ViewConfig.ReportOnly), without the answers a comparison pairs", v.Run.ID)
+		}
+	}
 	return compareData(a.Run, b.Run, a.data, b.data, opt)
 }
 

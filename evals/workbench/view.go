@@ -55,6 +55,9 @@ type RunView struct {
 	Variants []questionset.VariantRef
 
 	data compare.RunData
+	// summarized: the report was read from the stored summary, so data
+	// holds no observations (a ReportOnly view, never compared).
+	summarized bool
 }
 
 // ViewConfig says how to measure a run view.
@@ -69,6 +72,13 @@ type ViewConfig struct {
 	// ReportOnly skips the per-item results (Items), for callers that only
 	// print the report (show, eval): less memory on large runs.
 	ReportOnly bool
+	// Build names the jevlab build measuring (version and commit). When it
+	// is set and ReportOnly, a run that is not running has its report
+	// stored (where the database is writable) and read back on the next
+	// load by the same build with the same options, instead of reading
+	// every answer again; a build whose metrics differ never reads another
+	// build's summary. Empty: always computed.
+	Build string
 }
 
 // LoadRun resolves ref (an id, a unique prefix, latest or latest~N), reads
@@ -99,13 +109,35 @@ func loadRun(ctx context.Context, db *store.DB, run *Run, cfg ViewConfig) (*RunV
 		return nil, fmt.Errorf("run %s: %w", run.ID, err)
 	}
 	v := &RunView{Run: run, Set: set}
+	opt := DefaultMetricOptions()
+	if cfg.Metrics != nil {
+		opt = *cfg.Metrics
+	}
+	if opt.Model == "" && len(run.Models) > 0 {
+		opt.Model = strings.Join(run.Models, "+")
+	}
+	var sumKey string
+	if cfg.ReportOnly && cfg.Build != "" && run.Status != store.StatusRunning {
+		sumKey = summaryKey(run, opt, cfg.Build)
+		ok, err := v.fromSummary(ctx, db, sumKey, cfg)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return v, nil
+		}
+	}
 	if !cfg.ReportOnly {
 		v.Items = map[string]map[string]*ItemResult{}
 	}
 	obs := make(map[string][]metrics.Obs, len(set.Questions))
 	// Answers stream in dataset order, so the bootstrap resamples (and so
 	// the intervals) are the same whatever order a concurrent run wrote them.
-	err = db.ForEachAnswer(ctx, run.ID, func(a *store.ItemAnswer) error {
+	each := db.ForEachAnswer
+	if cfg.ReportOnly {
+		each = db.ForEachAnswerNoRaw // no metric reads the raw bytes
+	}
+	err = each(ctx, run.ID, func(a *store.ItemAnswer) error {
 		obs[a.QuestionID] = append(obs[a.QuestionID], report.ObsOf(a))
 		if a.Repeat != 0 || cfg.ReportOnly {
 			return nil
@@ -135,25 +167,8 @@ func loadRun(ctx context.Context, db *store.DB, run *Run, cfg ViewConfig) (*RunV
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	opt := DefaultMetricOptions()
-	if cfg.Metrics != nil {
-		opt = *cfg.Metrics
-	}
-	if opt.Model == "" && len(run.Models) > 0 {
-		opt.Model = strings.Join(run.Models, "+")
-	}
 	v.Report = report.Build(run, set, obs, opt, questionset.Gate{})
-	gates := cfg.Gates
-	if gates == nil {
-		gates = set
-	}
-	v.Report.Gates = report.EvaluateGates(gates, cfg.Flags, v.Report.Questions)
-	v.Report.Passed = true
-	for _, g := range v.Report.Gates {
-		if !g.Passed {
-			v.Report.Passed = false
-		}
-	}
+	v.evaluateGates(cfg)
 	// The comparison reads the same observations (compare.LoadRun builds
 	// identical ones), so a comparison of two views equals CompareRuns.
 	v.data = compare.RunData{ID: run.ID, Name: run.Name, Model: run.Model, Questions: set.Questions, Obs: obs,
@@ -189,7 +204,27 @@ func loadRun(ctx context.Context, db *store.DB, run *Run, cfg ViewConfig) (*RunV
 	if len(v.Variants) > 0 {
 		v.Report.Variants = compareVariants(v.data, set, v.Variants, opt)
 	}
+	if sumKey != "" && !db.ReadOnly() {
+		// Best effort: a summary not stored is computed again next time.
+		_ = v.saveSummary(ctx, db, sumKey)
+	}
 	return v, nil
+}
+
+// evaluateGates evaluates the gates of cfg.Gates (nil: the snapshot's)
+// plus cfg.Flags on the report's questions.
+func (v *RunView) evaluateGates(cfg ViewConfig) {
+	gates := cfg.Gates
+	if gates == nil {
+		gates = v.Set
+	}
+	v.Report.Gates = report.EvaluateGates(gates, cfg.Flags, v.Report.Questions)
+	v.Report.Passed = true
+	for _, g := range v.Report.Gates {
+		if !g.Passed {
+			v.Report.Passed = false
+		}
+	}
 }
 
 // Question returns the run's question id (as the run asked it).
