@@ -57,8 +57,8 @@ const (
 	insItemSQL = `INSERT OR IGNORE INTO item_results (run_id, item_id, repeat, seq, latency_ms, input_tokens, output_tokens,
 		cost_usd, model, request_id, attempts, err_kind, err_msg) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`
 	insAnswerSQL = `INSERT OR IGNORE INTO answers (run_id, item_id, question_id, repeat, seq, type, decided, p, score, choice,
-		confidence, probs, raw, source, model, recorded_at, origin, latency_ms, label_index, label_text, err_kind, err_msg)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+		confidence, probs, raw, source, model, recorded_at, origin, latency_ms, label_index, label_text, err_kind, err_msg, raw_dict)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 )
 
 // SaveItems stores a batch of finished items of run in one transaction and
@@ -86,7 +86,9 @@ func (db *DB) SaveItems(ctx context.Context, runID string, items []ItemResult) (
 	var cost float64
 	models := map[string]bool{}
 	var buf []byte
+	var newDicts map[string]int64
 	err = db.write(ctx, func(tx *sql.Tx) error {
+		newDicts = map[string]int64{}
 		si, sa := tx.StmtContext(ctx, insItem), tx.StmtContext(ctx, insAns)
 		defer si.Close()
 		defer sa.Close()
@@ -136,7 +138,7 @@ func (db *DB) SaveItems(ctx context.Context, runID string, items []ItemResult) (
 			}
 			for j := range it.Answers {
 				a := &it.Answers[j]
-				var args [22]any
+				var args [23]any
 				args[0], args[1], args[2], args[3], args[4] = runID, it.ItemID, a.QuestionID, it.Repeat, it.Seq
 				args[6] = a.Decided
 				args[17] = a.LatencyMS
@@ -163,7 +165,14 @@ func (db *DB) SaveItems(ctx context.Context, runID string, items []ItemResult) (
 						args[11] = string(buf)
 					}
 					if an.Raw != nil {
-						args[12] = []byte(an.Raw)
+						packed, dict, err := db.packer.pack(ctx, tx, runID, a.QuestionID, an.Raw, newDicts)
+						if err != nil {
+							return fmt.Errorf("item %s question %s: %w", it.ItemID, a.QuestionID, err)
+						}
+						args[12] = packed
+						if dict != 0 {
+							args[22] = dict
+						}
 					}
 					args[13] = string(an.Provenance.Source)
 					args[14] = an.Provenance.Model
@@ -195,8 +204,10 @@ func (db *DB) SaveItems(ctx context.Context, runID string, items []ItemResult) (
 		return nil
 	})
 	if err != nil {
+		db.packer.forget(newDicts)
 		return 0, fmt.Errorf("save items of run %s: %w", runID, err)
 	}
+	db.packer.remember(newDicts)
 	return added + replaced, nil
 }
 
@@ -343,10 +354,11 @@ func (db *DB) ForEachAnswerNoRaw(ctx context.Context, runID string, fn func(*Ite
 }
 
 func (db *DB) forEachAnswer(ctx context.Context, runID string, withRaw bool, fn func(*ItemAnswer) error) error {
-	rawCol := "raw"
+	rawCol := "raw, raw_dict"
 	if !withRaw {
-		rawCol = "NULL"
+		rawCol = "NULL, NULL"
 	}
+	unpack := rawUnpacker{db: db.sql}
 	rows, err := db.sql.QueryContext(ctx, `SELECT item_id, question_id, repeat, seq, type, decided, p, score, choice, confidence,
 		probs, `+rawCol+`, source, model, recorded_at, origin, latency_ms, label_index, label_text, err_kind, err_msg
 		FROM answers WHERE run_id = ? ORDER BY seq, question_id, repeat`, runID)
@@ -360,9 +372,10 @@ func (db *DB) forEachAnswer(ctx context.Context, runID string, withRaw bool, fn 
 		var p, score, conf sql.NullFloat64
 		var choice, probs sql.NullString
 		var raw []byte
+		var rawDict sql.NullInt64
 		var label sql.NullInt64
 		if err := rows.Scan(&a.ItemID, &a.QuestionID, &a.Repeat, &a.Seq, &typ, &a.Decided, &p, &score, &choice, &conf,
-			&probs, &raw, &source, &model, &recorded, &origin, &a.LatencyMS, &label, &a.LabelText, &a.ErrKind, &a.ErrMsg); err != nil {
+			&probs, &raw, &rawDict, &source, &model, &recorded, &origin, &a.LatencyMS, &label, &a.LabelText, &a.ErrKind, &a.ErrMsg); err != nil {
 			return fmt.Errorf("answers of run %s: %w", runID, err)
 		}
 		if label.Valid {
@@ -370,6 +383,12 @@ func (db *DB) forEachAnswer(ctx context.Context, runID string, withRaw bool, fn 
 			a.Label = &l
 		}
 		if a.ErrKind == "" && typ != "" {
+			if rawDict.Valid {
+				var err error
+				if raw, err = unpack.unpack(ctx, raw, rawDict.Int64); err != nil {
+					return fmt.Errorf("answers of run %s: item %s question %s: %w", runID, a.ItemID, a.QuestionID, err)
+				}
+			}
 			an := &provider.Answer{ID: a.QuestionID, Type: provider.QuestionType(typ), P: p.Float64, Score: score.Float64,
 				Choice: choice.String, Confidence: conf.Float64, HasConfidence: conf.Valid, Raw: raw,
 				Provenance: provider.Provenance{Source: provider.Source(source), Model: model, Origin: origin}}

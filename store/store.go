@@ -45,6 +45,8 @@ type DB struct {
 
 	tempDir string // removed on Close (Open(":memory:"))
 
+	packer rawPacker // deflates raw answers (SaveItems)
+
 	readOnly bool         // OpenReadOnly: every write is refused
 	corrupt  atomic.Value // error: set on the first corruption error; later writes are refused
 }

@@ -226,7 +226,7 @@ func (a *app) showMarkdown(ctx context.Context, db *store.DB, run *store.Run, op
 // then two builds with different metrics could share a name.
 func summaryBuild() string {
 	b := readBuildInfo()
-	if b.Commit == "" || strings.Contains(b.Commit, "dirty") {
+	if b.Commit == "" || strings.Contains(b.Commit, "dirty") || strings.Contains(b.Version, "dirty") {
 		return ""
 	}
 	return b.Version + " " + b.Commit

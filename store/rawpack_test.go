@@ -1,0 +1,123 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+)
+
+func longRaw(i int) json.RawMessage {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `{"type":"choice","choice":"opt_%02d","confidence":0.%02d,"probabilities":{`, i%22, i%100)
+	for k := 0; k < 22; k++ {
+		if k > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"opt_%02d":0.%03d`, (k*7+i)%22, (k*13+i)%1000)
+	}
+	b.WriteString(`}, "extra" : "\u00e9"}`) // spacing and escapes as received
+	return b.Bytes()
+}
+
+// Raw answers are stored deflated against their run × question's first
+// raw answer and come back byte for byte, next to rows stored as is.
+func TestRawAnswersPackedLosslessly(t *testing.T) {
+	db := openTemp(t)
+	ctx := context.Background()
+	r := newRun(t, db, "raw", "jev-latest")
+	var items []ItemResult
+	for i := 0; i < 300; i++ {
+		it := sampleItem(fmt.Sprint("i", i), i, 0, 0.5)
+		it.Answers[0].Answer.Raw = longRaw(i)
+		items = append(items, it)
+	}
+	// Two batches, and a second run whose answers get their own dictionary.
+	for _, b := range [][]ItemResult{items[:100], items[100:]} {
+		if _, err := db.SaveItems(ctx, r.ID, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r2 := newRun(t, db, "raw2", "jev-latest")
+	if _, err := db.SaveItems(ctx, r2.ID, items[:50]); err != nil {
+		t.Fatal(err)
+	}
+	// A row as stored before migration 20261203_0320: raw as is.
+	if _, err := db.sql.Exec(`UPDATE answers SET raw = ?, raw_dict = NULL WHERE run_id = ? AND item_id = 'i7' AND question_id = 'intent'`, []byte(longRaw(7)), r.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range []*Run{r, r2} {
+		got, err := db.RunAnswers(ctx, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, a := range got {
+			var i int
+			fmt.Sscanf(a.ItemID, "i%d", &i)
+			want := items[i].Answers[0].Answer.Raw
+			if a.QuestionID != "intent" {
+				want = items[i].Answers[1].Answer.Raw
+			}
+			if !bytes.Equal(a.Answer.Raw, want) {
+				t.Fatalf("run %s item %s question %s: raw %q, want %q", run.ID, a.ItemID, a.QuestionID, a.Answer.Raw, want)
+			}
+			n++
+		}
+		if n == 0 {
+			t.Fatal("no answers")
+		}
+	}
+	var stored, asReceived, dicts int
+	if err := db.sql.QueryRow(`SELECT sum(length(raw)) FROM answers WHERE question_id = 'intent'`).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range items {
+		asReceived += len(it.Answers[0].Answer.Raw)
+	}
+	asReceived += 50 * len(items[0].Answers[0].Answer.Raw)
+	if err := db.sql.QueryRow(`SELECT count(*) FROM raw_dicts`).Scan(&dicts); err != nil {
+		t.Fatal(err)
+	}
+	if stored*3 > asReceived || dicts != 2 {
+		t.Fatalf("raw answers take %d bytes of %d as received, in %d dictionaries (want under a third, 2)", stored, asReceived, dicts)
+	}
+	// ForEachAnswerNoRaw leaves them out.
+	if err := db.ForEachAnswerNoRaw(ctx, r.ID, func(a *ItemAnswer) error {
+		if a.Answer != nil && a.Answer.Raw != nil {
+			return fmt.Errorf("raw read for %s", a.ItemID)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// A damaged row is an error naming it, never other bytes.
+	if _, err := db.sql.Exec(`UPDATE answers SET raw = x'00ff' WHERE run_id = ? AND item_id = 'i9' AND question_id = 'intent'`, r.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.RunAnswers(ctx, r.ID); err == nil {
+		t.Fatal("a damaged raw answer read back")
+	}
+}
+
+// A save that fails leaves nothing behind; the next one reads back exactly.
+func TestRawDictionaryRolledBack(t *testing.T) {
+	db := openTemp(t)
+	ctx := context.Background()
+	r := newRun(t, db, "rb", "jev-latest")
+	it := sampleItem("a", 0, 0, 0.5)
+	it.Answers[0].Answer.Raw = longRaw(1)
+	if _, err := db.SaveItems(ctx, "no-such-run", []ItemResult{it}); err == nil {
+		t.Fatal("saved items of a missing run")
+	}
+	it2 := sampleItem("b", 1, 0, 0.5)
+	it2.Answers[0].Answer.Raw = longRaw(2)
+	if _, err := db.SaveItems(ctx, r.ID, []ItemResult{it2}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.RunAnswers(ctx, r.ID)
+	if err != nil || len(got) != 2 || !bytes.Equal(got[0].Answer.Raw, it2.Answers[0].Answer.Raw) {
+		t.Fatalf("%v %d", err, len(got))
+	}
+}
