@@ -85,7 +85,7 @@ func (m *evalModel) metricsTable(w int) []string {
 		}
 	}
 	l = append(l, st.Muted.Render(fit(" top prob: the probability each answer gives its decision · gap: top prob − accuracy · confidence: the provider's confidence field (a noul has none)", w)))
-	return l
+	return append(l, m.variantsTable(w)...)
 }
 
 // confusionLines draws the heat-shaded confusion matrix (rows: true label,

@@ -17,8 +17,10 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/golden"
 
+	"github.com/jevlab/jevlab/evals/questionset"
 	"github.com/jevlab/jevlab/evals/workbench"
 	"github.com/jevlab/jevlab/internal/testutil"
+	"github.com/jevlab/jevlab/provider"
 )
 
 // fileDataset gives opt's session the demo-triage dataset as a file in a
@@ -214,5 +216,37 @@ func TestLabelEditRefused(t *testing.T) {
 	drive(m, press(tea.KeyEnter))
 	if !m.e.flashBad || !strings.Contains(m.e.flash, "label of dt-003 not written") || len(ds.items) != 10 || ds.saving {
 		t.Errorf("flash %q, %d items, saving %v", m.e.flash, len(ds.items), ds.saving)
+	}
+}
+
+// TestVariantsTable: a run of demo-triage with a reworded queue (v2)
+// against the stand-in draws the variants table on the evaluate screen
+// from RunView.VariantPairs: the figures shown are the run's paired
+// comparison.
+func TestVariantsTable(t *testing.T) {
+	for _, sz := range sizes {
+		t.Run(sz.name, func(t *testing.T) {
+			opt := demoTriage(t)
+			if err := opt.Set.AddVariant("queue", questionset.Variant{Name: "v2", Instructions: provider.String("Route the message to one team.")}); err != nil {
+				t.Fatal(err)
+			}
+			opt.Provider, opt.Mode = standinClient(t), "stand-in"
+			fileDataset(t, &opt, "jsonl")
+			withDB(&opt, openDB(t))
+			tm := startDataset(t, opt, sz.w, sz.h)
+			tm.Type("3r")
+			waitFor(t, tm, "Variants · each against its question")
+			fm, view := finish(t, tm)
+			ev := fm.screens[screenEval].(*evalModel)
+			pairs := ev.v.VariantPairs()
+			if len(pairs) != 1 || pairs[0].Comparison == nil {
+				t.Fatalf("variant pairs %+v", pairs)
+			}
+			q := pairs[0].Comparison.Comparison
+			if want := fmt.Sprintf("%d/%d/%d", q.Flips.Fixed, q.Flips.Broken, q.Flips.Changed); !strings.Contains(view, "queue~v2") || !strings.Contains(view, want) {
+				t.Errorf("the table lacks queue~v2 or its flips %s:\n%s", want, view)
+			}
+			golden.RequireEqual(t, []byte(normalize(view)))
+		})
 	}
 }

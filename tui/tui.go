@@ -244,6 +244,10 @@ func New(ctx context.Context, opt Options) (*Model, error) {
 	}
 	e := &env{ctx: ctx, opt: opt, st: NewStyles(opt.Renderer), keys: DefaultKeyMap(), sess: opt.Session, set: opt.Session.Set, now: now,
 		prov: opt.Provider, mode: opt.Mode}
+	// The workbench's runs ask every variant beside its question: the same
+	// request and state, only the variant's question tokens added, and the
+	// evaluate screen's variants table pairs them.
+	e.sess.AskVariants = true
 	h := help.New()
 	h.Styles = e.st.Help
 	m := &Model{e: e, help: h, width: 80, height: 24}
