@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -366,18 +367,27 @@ func (db *DB) forEachAnswer(ctx context.Context, runID string, withRaw bool, fn 
 		return fmt.Errorf("answers of run %s: %w", runID, err)
 	}
 	defer rows.Close()
+	// Text columns are scanned as raw bytes and interned: a run's rows
+	// repeat a few types, models, sources and labels, and each item's id
+	// and time over its questions, so a large run's answers share them
+	// instead of holding a copy per row.
+	var in interner
+	var itemB, qidB, typB, decB, choiceB, probsB, sourceB, modelB, recB, originB, labelB, ekB, emB sql.RawBytes
 	for rows.Next() {
 		var a ItemAnswer
-		var typ, source, model, recorded, origin string
 		var p, score, conf sql.NullFloat64
-		var choice, probs sql.NullString
 		var raw []byte
 		var rawDict sql.NullInt64
 		var label sql.NullInt64
-		if err := rows.Scan(&a.ItemID, &a.QuestionID, &a.Repeat, &a.Seq, &typ, &a.Decided, &p, &score, &choice, &conf,
-			&probs, &raw, &rawDict, &source, &model, &recorded, &origin, &a.LatencyMS, &label, &a.LabelText, &a.ErrKind, &a.ErrMsg); err != nil {
+		if err := rows.Scan(&itemB, &qidB, &a.Repeat, &a.Seq, &typB, &decB, &p, &score, &choiceB, &conf,
+			&probsB, &raw, &rawDict, &sourceB, &modelB, &recB, &originB, &a.LatencyMS, &label, &labelB, &ekB, &emB); err != nil {
 			return fmt.Errorf("answers of run %s: %w", runID, err)
 		}
+		a.ItemID, a.QuestionID, a.Decided = in.last(itemB), in.get(qidB), in.get(decB)
+		a.LabelText, a.ErrKind, a.ErrMsg = in.get(labelB), in.get(ekB), in.get(emB)
+		typ, source, model, recorded, origin := in.get(typB), in.get(sourceB), in.get(modelB), in.lastTime(recB), in.get(originB)
+		choice := in.get(choiceB)
+		probs := probsB
 		if label.Valid {
 			l := int(label.Int64)
 			a.Label = &l
@@ -390,13 +400,12 @@ func (db *DB) forEachAnswer(ctx context.Context, runID string, withRaw bool, fn 
 				}
 			}
 			an := &provider.Answer{ID: a.QuestionID, Type: provider.QuestionType(typ), P: p.Float64, Score: score.Float64,
-				Choice: choice.String, Confidence: conf.Float64, HasConfidence: conf.Valid, Raw: raw,
+				Choice: choice, Confidence: conf.Float64, HasConfidence: conf.Valid, Raw: raw,
 				Provenance: provider.Provenance{Source: provider.Source(source), Model: model, Origin: origin}}
-			if recorded != "" {
-				an.Provenance.RecordedAt, _ = time.Parse(time.RFC3339Nano, recorded)
-			}
-			if probs.Valid {
-				if err := json.Unmarshal([]byte(probs.String), &an.Probs); err != nil {
+			an.Provenance.RecordedAt = recorded
+			if probs != nil {
+				var err error
+				if an.Probs, err = parseFloats(probs); err != nil {
 					return fmt.Errorf("answers of run %s: item %s question %s: bad stored distribution: %w", runID, a.ItemID, a.QuestionID, err)
 				}
 			}
@@ -420,4 +429,89 @@ func (db *DB) RunAnswers(ctx context.Context, runID string) ([]ItemAnswer, error
 		return nil
 	})
 	return out, err
+}
+
+// interner shares the strings answer rows repeat. Its map is bounded, so
+// a column of distinct values (a noul's P as text, error messages) costs
+// no more than one string per row.
+type interner struct {
+	m      map[string]string
+	lastS  string
+	lastT  string
+	lastTm time.Time
+}
+
+// maxInterned bounds interner.m.
+const maxInterned = 4096
+
+func (in *interner) get(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if s, ok := in.m[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if in.m == nil {
+		in.m = make(map[string]string)
+	}
+	if len(in.m) < maxInterned {
+		in.m[s] = s
+	}
+	return s
+}
+
+// last returns b as a string, the previous call's when equal (an item's
+// rows come together).
+func (in *interner) last(b []byte) string {
+	if string(b) != in.lastS {
+		in.lastS = string(b)
+	}
+	return in.lastS
+}
+
+// lastTime parses a stored RFC 3339 time, reusing the previous row's when
+// the text is the same (an item's answers share one recorded_at).
+func (in *interner) lastTime(b []byte) time.Time {
+	if len(b) == 0 {
+		return time.Time{}
+	}
+	if string(b) != in.lastT {
+		in.lastT = string(b)
+		in.lastTm, _ = time.Parse(time.RFC3339Nano, in.lastT)
+	}
+	return in.lastTm
+}
+
+// parseFloats reads a distribution as appendFloats writes it ([a,b,…],
+// each number in its shortest round-tripping form), into a slice of
+// exactly its length; anything else goes through encoding/json.
+func parseFloats(b []byte) ([]float64, error) {
+	if len(b) < 2 || b[0] != '[' || b[len(b)-1] != ']' {
+		return nil, fmt.Errorf("not a JSON array: %.40q", b)
+	}
+	body := b[1 : len(b)-1]
+	if len(body) == 0 {
+		return []float64{}, nil
+	}
+	out := make([]float64, 0, bytes.Count(body, []byte{','})+1)
+	for len(body) > 0 {
+		i := bytes.IndexByte(body, ',')
+		tok := body
+		if i >= 0 {
+			tok, body = body[:i], body[i+1:]
+		} else {
+			body = nil
+		}
+		f, err := strconv.ParseFloat(string(tok), 64)
+		if err != nil {
+			var v []float64
+			if jerr := json.Unmarshal(b, &v); jerr != nil {
+				return nil, jerr
+			}
+			return v, nil
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }

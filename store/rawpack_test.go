@@ -121,3 +121,27 @@ func TestRawDictionaryRolledBack(t *testing.T) {
 		t.Fatalf("%v %d", err, len(got))
 	}
 }
+
+func TestParseFloatsExact(t *testing.T) {
+	in := []float64{0.30000000000000004, 1e-300, 5e-324, 0, 1, 0.1, 123456789.125}
+	got, err := parseFloats(appendFloats(nil, in))
+	if err != nil || len(got) != len(in) || cap(got) != len(in) {
+		t.Fatalf("%v %v (cap %d)", got, err, cap(got))
+	}
+	for i := range in {
+		if got[i] != in[i] {
+			t.Fatalf("%d: %v, want %v", i, got[i], in[i])
+		}
+	}
+	if v, err := parseFloats([]byte(`[1, 2.5]`)); err != nil || len(v) != 2 || v[1] != 2.5 {
+		t.Fatalf("spaced: %v %v", v, err)
+	}
+	if v, err := parseFloats([]byte(`[]`)); err != nil || len(v) != 0 {
+		t.Fatalf("empty: %v %v", v, err)
+	}
+	for _, bad := range []string{`[1,x]`, `1,2`, ``} {
+		if _, err := parseFloats([]byte(bad)); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}
