@@ -31,7 +31,8 @@ func TestEvalCostOptimalThresholds(t *testing.T) {
 	}
 	set := filepath.Join(dir, "questions.yaml")
 	db := filepath.Join(dir, "runs.db")
-	code, out, errOut := runJevlab(t, "eval", "--offline", "--db", db, set, "--json")
+	cp := filepath.Join(dir, "cut.json")
+	code, out, errOut := runJevlab(t, "eval", "--offline", "--db", db, set, "--json", "--cutpoints", cp)
 	if code != 0 && code != 1 {
 		t.Fatalf("eval: exit %d\n%s", code, errOut)
 	}
@@ -89,6 +90,37 @@ func TestEvalCostOptimalThresholds(t *testing.T) {
 	want := costs.Fit(dev, c)
 	if rep.Costs[0].Fit != want || *rep.Costs[0].Check != costs.Evaluate(test, want.Lo, want.Hi, c) {
 		t.Fatalf("report fit %+v check %+v\nby hand %+v", rep.Costs[0].Fit, rep.Costs[0].Check, want)
+	}
+	// --cutpoints: the accuracy entries, then the cost entry with the same
+	// thresholds, its check on test and the costs used.
+	b, err := os.ReadFile(cp)
+	var entries []map[string]json.RawMessage
+	if err != nil || json.Unmarshal(b, &entries) != nil {
+		t.Fatalf("cutpoints file %v\n%s", err, b)
+	}
+	var costEntries []report.CostCutpointEntry
+	for _, e := range entries {
+		switch string(e["kind"]) {
+		case `"accuracy"`:
+		case `"cost"`:
+			raw, _ := json.Marshal(e)
+			var ce report.CostCutpointEntry
+			if err := json.Unmarshal(raw, &ce); err != nil {
+				t.Fatal(err)
+			}
+			costEntries = append(costEntries, ce)
+		default:
+			t.Errorf("entry without a known kind: %s", e["kind"])
+		}
+	}
+	if len(costEntries) != 1 {
+		t.Fatalf("cost entries %+v\n%s", costEntries, b)
+	}
+	ce := costEntries[0]
+	if ce.Question != "same_entity" || ce.Status != "checked" || ce.Thresholds == nil || ce.Thresholds.YesAt == nil || *ce.Thresholds.YesAt != want.Hi ||
+		ce.Thresholds.NoBelow == nil || *ce.Thresholds.NoBelow != want.Lo || ce.Fit != want || ce.Check == nil || *ce.Check != *rep.Costs[0].Check ||
+		ce.Costs.FalsePositive != 5 || ce.Costs.Abstain == nil || *ce.Costs.Abstain != 0.5 || ce.FitOn != "dev" || ce.CheckOn != "test" {
+		t.Errorf("cost entry %+v\n%s", ce, b)
 	}
 	code, out, _ = runJevlab(t, "show", rep.Run.ID, "--db", db)
 	if !strings.Contains(out, "same_entity cost-optimal thresholds (false positive 5, false negative 1, abstain 0.5)") || !strings.Contains(out, "cost per 1,000 items") {

@@ -133,7 +133,7 @@ func (a *app) writeReport(rep *report.RunReport, o reportFlags) error {
 	if o.cutpoints != "" {
 		var b bytes.Buffer
 		cs := report.CutpointFile(rep)
-		if err := report.WriteJSON(&b, cs); err != nil {
+		if err := report.WriteJSON(&b, report.CutpointFileAll(rep)); err != nil {
 			return err
 		}
 		if err := writeReportFile(o.cutpoints, b.Bytes()); err != nil {
@@ -147,6 +147,11 @@ func (a *app) writeReport(rep *report.RunReport, o reportFlags) error {
 		for _, c := range cs {
 			if !c.Reached {
 				fmt.Fprintf(a.stderr, "jevlab: cut-point for %s NOT REACHED (written with cutpoint null): %s\n", c.Question, c.Warning)
+			}
+		}
+		for _, c := range report.CostCutpointFile(rep) {
+			if c.Status != "checked" {
+				fmt.Fprintf(a.stderr, "jevlab: cost thresholds for %s %s: %s\n", c.Question, strings.ToUpper(c.Status), c.Warning)
 			}
 		}
 	}

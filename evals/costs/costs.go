@@ -9,6 +9,7 @@
 package costs
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -202,4 +203,78 @@ func Fit(pts []Point, c Costs) Outcome {
 		try(outcome(bestLo, hi))
 	}
 	return best
+}
+
+// outcomeJSON is Outcome's JSON form: a threshold of +Inf (never yes, or
+// never no for lo) is null, since JSON has no infinity.
+type outcomeJSON struct {
+	Lo          *float64 `json:"lo"`
+	Hi          *float64 `json:"hi"`
+	N           int      `json:"n"`
+	TP          int      `json:"tp"`
+	FP          int      `json:"fp"`
+	TN          int      `json:"tn"`
+	FN          int      `json:"fn"`
+	Abstain     int      `json:"abstain"`
+	Coverage    float64  `json:"coverage"`
+	Errors      int      `json:"errors"`
+	Cost        float64  `json:"cost"`
+	PerThousand float64  `json:"per_thousand"`
+}
+
+// Threshold returns t for JSON: nil for +Inf (never).
+func Threshold(t float64) *float64 {
+	if math.IsInf(t, 1) {
+		return nil
+	}
+	return &t
+}
+
+func fromThreshold(t *float64) float64 {
+	if t == nil {
+		return math.Inf(1)
+	}
+	return *t
+}
+
+// MarshalJSON writes o with lo and hi null when +Inf (never).
+func (o Outcome) MarshalJSON() ([]byte, error) {
+	return json.Marshal(outcomeJSON{Lo: Threshold(o.Lo), Hi: Threshold(o.Hi), N: o.N, TP: o.TP, FP: o.FP, TN: o.TN, FN: o.FN,
+		Abstain: o.Abstain, Coverage: o.Coverage, Errors: o.Errors, Cost: o.Cost, PerThousand: o.PerThousand})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (o *Outcome) UnmarshalJSON(b []byte) error {
+	var j outcomeJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return fmt.Errorf("costs outcome: %w", err)
+	}
+	*o = Outcome{Lo: fromThreshold(j.Lo), Hi: fromThreshold(j.Hi), N: j.N, TP: j.TP, FP: j.FP, TN: j.TN, FN: j.FN,
+		Abstain: j.Abstain, Coverage: j.Coverage, Errors: j.Errors, Cost: j.Cost, PerThousand: j.PerThousand}
+	return nil
+}
+
+// MinFitLabels and MinFitClass are the fewest labelled answers, and the
+// fewest of each label, a fit needs before its thresholds are worth
+// loading: below them the optimum is decided by a handful of items.
+const (
+	MinFitLabels = 50
+	MinFitClass  = 5
+)
+
+// TooFew says why pts are too few to fit thresholds on ("" when enough).
+func TooFew(pts []Point) string {
+	pos := 0
+	for _, p := range pts {
+		if p.Label {
+			pos++
+		}
+	}
+	switch {
+	case len(pts) < MinFitLabels:
+		return fmt.Sprintf("%d labelled answers to fit on; cost-optimal thresholds need at least %d", len(pts), MinFitLabels)
+	case pos < MinFitClass || len(pts)-pos < MinFitClass:
+		return fmt.Sprintf("%d true and %d false labels to fit on; cost-optimal thresholds need at least %d of each", pos, len(pts)-pos, MinFitClass)
+	}
+	return ""
 }

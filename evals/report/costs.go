@@ -23,6 +23,9 @@ type CostFit struct {
 	Fit     costs.Outcome  `json:"fit"`
 	Check   *costs.Outcome `json:"check,omitempty"`
 	Note    string         `json:"note,omitempty"`
+	// TooFew says why the fitting items are too few for thresholds worth
+	// loading (costs.TooFew); "" when enough. The fit is still shown.
+	TooFew string `json:"too_few,omitempty"`
 }
 
 // FitCosts fits the cost-optimal thresholds of every noul of set that
@@ -56,6 +59,7 @@ func FitCosts(set *questionset.Set, obs map[string][]metrics.Obs, sp questionset
 			f.Note = "fitted in-sample on the run's " + runSplit + " items; evaluate every item to fit on dev and check on test"
 		}
 		f.Fit = costs.Fit(dev, c)
+		f.TooFew = costs.TooFew(dev)
 		if runSplit == "" {
 			chk := costs.Evaluate(test, f.Fit.Lo, f.Fit.Hi, c)
 			f.Check = &chk
@@ -82,6 +86,9 @@ func CostLines(fs []CostFit) []string {
 		if f.Note != "" {
 			out = append(out, "  "+f.Note)
 		}
+		if f.TooFew != "" {
+			out = append(out, "  TOO FEW LABELS: "+f.TooFew+" (do not load these thresholds)")
+		}
 	}
 	return out
 }
@@ -96,4 +103,72 @@ func thr(t float64) string {
 func outcomeLine(part string, o costs.Outcome) string {
 	return fmt.Sprintf("%-4s n %d: TP %d FP %d TN %d FN %d abstain %d · coverage %.3f · errors %d · cost per 1,000 items %.1f",
 		part, o.N, o.TP, o.FP, o.TN, o.FN, o.Abstain, o.Coverage, o.Errors, o.PerThousand)
+}
+
+// CostCutpointEntry is a noul's cost-optimal thresholds in the
+// --cutpoints file (Kind "cost"), beside the accuracy cut-points. Status
+// is "checked" (fitted on dev, checked on test), "not checked" (the run
+// asked one split, so the fit is in-sample; the thresholds are given with
+// a warning) or "too few labels" (Thresholds null, the fitted values only
+// under Fitted, so an application that loads "thresholds" cannot load
+// them by mistake).
+type CostCutpointEntry struct {
+	Kind     string `json:"kind"` // "cost"
+	Question string `json:"question"`
+	Status   string `json:"status"`
+	// Thresholds is what an application loads: yes at p ≥ yes_at, no at
+	// p < no_below, abstain between; null when Status is "too few
+	// labels". A null yes_at (no_below) means never yes (always no below).
+	Thresholds *CostThresholds `json:"thresholds"`
+	Warning    string          `json:"warning,omitempty"`
+	Fitted     CostThresholds  `json:"fitted"`
+	Costs      costs.Costs     `json:"costs"`
+	FitOn      string          `json:"fit_on"`
+	CheckOn    string          `json:"check_on,omitempty"`
+	Split      string          `json:"split"`
+	Fit        costs.Outcome   `json:"fit"`
+	Check      *costs.Outcome  `json:"check,omitempty"`
+}
+
+// CostThresholds are a noul's decision thresholds; nil is +Inf (never).
+type CostThresholds struct {
+	YesAt   *float64 `json:"yes_at"`
+	NoBelow *float64 `json:"no_below"`
+}
+
+// CostCutpointFile returns the cost entries of the --cutpoints file, one
+// per noul that declares costs.
+func CostCutpointFile(rep *RunReport) []CostCutpointEntry {
+	out := []CostCutpointEntry{}
+	for _, f := range rep.Costs {
+		th := CostThresholds{YesAt: costs.Threshold(f.Fit.Hi), NoBelow: costs.Threshold(f.Fit.Lo)}
+		e := CostCutpointEntry{Kind: "cost", Question: f.Question, Status: "checked", Fitted: th, Costs: f.Costs,
+			FitOn: f.FitOn, CheckOn: f.CheckOn, Split: f.Split, Fit: f.Fit, Check: f.Check}
+		switch {
+		case f.TooFew != "":
+			e.Status = "too few labels"
+			e.Warning = "do not load: " + f.TooFew
+		case f.Check == nil:
+			e.Status = "not checked"
+			e.Warning = f.Note
+			e.Thresholds = &th
+		default:
+			e.Thresholds = &th
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// CutpointFileAll is the whole --cutpoints file: the accuracy cut-point
+// entries (CutpointFile, Kind "accuracy") then the cost entries.
+func CutpointFileAll(rep *RunReport) []any {
+	out := []any{}
+	for _, e := range CutpointFile(rep) {
+		out = append(out, e)
+	}
+	for _, e := range CostCutpointFile(rep) {
+		out = append(out, e)
+	}
+	return out
 }

@@ -223,6 +223,7 @@ func Regressed(c *compare.Comparison) bool { return c.Verdict == compare.Regress
 // FittedCutpoint, so an application that loads "cutpoint" cannot load it by
 // mistake.
 type CutpointEntry struct {
+	Kind     string   `json:"kind"` // "accuracy"; cost entries are CostCutpointEntry
 	Question string   `json:"question"`
 	Status   string   `json:"status"` // "reached" or "not reached"
 	Cutpoint *float64 `json:"cutpoint"`
@@ -252,7 +253,7 @@ func CutpointFile(rep *RunReport) []CutpointEntry {
 	out := []CutpointEntry{}
 	for _, c := range Cutpoints(rep) {
 		e := CutpointEntry{
-			Question: c.Question, Status: "reached", FittedCutpoint: c.Cutpoint, Model: c.Model, Confidence: c.Confidence,
+			Kind: "accuracy", Question: c.Question, Status: "reached", FittedCutpoint: c.Cutpoint, Model: c.Model, Confidence: c.Confidence,
 			Target: c.Target, FitN: c.FitN, FitAccuracy: c.FitAccuracy, FitCoverage: c.FitCoverage, HoldoutN: c.HoldoutN,
 			HoldoutAccuracy: c.HoldoutAccuracy, HoldoutAccuracyLo: c.HoldoutAccuracyLo, HoldoutAccuracyLoConfidence: c.HoldoutAccuracyLoConfidence,
 			HoldoutCoverage: c.HoldoutCoverage, Reached: c.Reached, Seed: c.Seed,
