@@ -27,7 +27,7 @@ func TestFixtureFilesFromStrangersAreBounded(t *testing.T) {
 	}
 	start := time.Now()
 	code, _, errOut := runJevlab(t, "serve", "--addr", "127.0.0.1:0", "--fixtures", fifo)
-	if code != 2 || !strings.Contains(errOut, "is a named pipe (FIFO), not a regular file") {
+	if code != 2 || !strings.Contains(errOut, "is a FIFO (named pipe), not a regular file") {
 		t.Fatalf("serve --fixtures FIFO: exit %d: %s", code, errOut)
 	}
 	code, _, errOut = runJevlab(t, "ask", "--offline", "--db", filepath.Join(work, "db"), "--fixtures", fifo, set)

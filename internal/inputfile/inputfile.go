@@ -73,6 +73,19 @@ func kind(m fs.FileMode) string {
 	return "not a regular file"
 }
 
+// Stat checks, without opening it, that path is a regular file (following
+// symlinks): for a caller that opens it later through Open.
+func Stat(path, what string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return &NotRegularError{What: what, Path: path, Kind: kind(st.Mode())}
+	}
+	return nil
+}
+
 // Open opens path for reading when it is a regular file (following
 // symlinks) and returns it with its size. what names the file's role in
 // messages ("question set", "dataset").
@@ -81,16 +94,26 @@ func Open(path, what string) (*os.File, int64, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("read %s: %w", what, err)
 	}
-	st, err := f.Stat()
+	size, err := Regular(f, path, what)
 	if err != nil {
 		f.Close()
-		return nil, 0, fmt.Errorf("read %s: %w", what, err)
+		return nil, 0, err
+	}
+	return f, size, nil
+}
+
+// Regular checks that an opened file is a regular file and returns its
+// size: the check made on the file itself, so the path cannot be swapped
+// after it (for callers that open for writing, e.g. a fixture appender).
+func Regular(f *os.File, path, what string) (int64, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", what, err)
 	}
 	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, 0, &NotRegularError{What: what, Path: path, Kind: kind(st.Mode())}
+		return 0, &NotRegularError{What: what, Path: path, Kind: kind(st.Mode())}
 	}
-	return f, st.Size(), nil
+	return st.Size(), nil
 }
 
 // ReadFile reads the regular file at path, refusing one larger than max
