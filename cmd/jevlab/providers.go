@@ -78,32 +78,17 @@ var errNoKey = errors.New("no API key")
 
 // db opens the database lazily, once per command: --db, else $JEVLAB_DB,
 // else the default path.
-func (a *app) db() (*store.DB, error) {
-	if a.database != nil {
-		return a.database, nil
-	}
-	path := a.dbPath
-	if path == "" {
-		path = store.DefaultPath()
-	}
-	db, err := store.OpenWith(path, store.OpenOptions{Progress: a.migrationProgress})
-	if err != nil {
-		return nil, err
-	}
-	a.database = db
-	a.onClose(func() error {
-		err := db.Close()
-		a.database = nil
-		return err
-	})
-	return db, nil
-}
+func (a *app) db() (*store.DB, error) { return a.openDB(store.OpenWith) }
 
 // dbReadOnly opens the database read-only, once per command, for commands
 // that never write (runs, show, compare): it creates and migrates nothing
 // (store.OpenReadOnly), so it works on a read-only mount and cannot change
 // the file. A database already opened by a.db() is reused.
-func (a *app) dbReadOnly() (*store.DB, error) {
+func (a *app) dbReadOnly() (*store.DB, error) { return a.openDB(store.OpenReadOnlyWith) }
+
+// openDB opens the database with open, once per command: --db, else
+// $JEVLAB_DB, else the default path; closed when the command ends.
+func (a *app) openDB(open func(string, store.OpenOptions) (*store.DB, error)) (*store.DB, error) {
 	if a.database != nil {
 		return a.database, nil
 	}
@@ -111,7 +96,7 @@ func (a *app) dbReadOnly() (*store.DB, error) {
 	if path == "" {
 		path = store.DefaultPath()
 	}
-	db, err := store.OpenReadOnlyWith(path, store.OpenOptions{Progress: a.migrationProgress})
+	db, err := open(path, store.OpenOptions{Progress: a.migrationProgress})
 	if err != nil {
 		return nil, err
 	}
