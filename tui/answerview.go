@@ -18,6 +18,7 @@ type qAnswer struct {
 	prev  *provider.Answer   // ghost
 	prevQ *provider.Question
 	err   string
+	run   int      // which run of the pane gave cur (answers of one run saw one state)
 	lines []string // the chart, drawn when something changed
 }
 
@@ -30,6 +31,7 @@ type answerPane struct {
 	expanded map[string]bool // questions whose folded options are shown
 	stack    []string
 	scroll   list
+	runs     int // runs answered so far
 }
 
 func newAnswerPane(d *designModel) *answerPane {
@@ -47,6 +49,7 @@ func (a *answerPane) get(id string) *qAnswer {
 
 // answered takes a run's answers: the previous answer becomes the ghost.
 func (a *answerPane) answered(asked *workbench.Asked) {
+	a.runs++
 	for i := range asked.Result.Answers {
 		ans := asked.Result.Answers[i]
 		q, ok := asked.Request.Questions.Get(ans.ID)
@@ -58,7 +61,7 @@ func (a *answerPane) answered(asked *workbench.Asked) {
 			x.prev, x.prevQ = x.cur, x.curQ
 		}
 		qc := q.Clone()
-		x.cur, x.curQ, x.err = &ans, &qc, ""
+		x.cur, x.curQ, x.err, x.run = &ans, &qc, "", a.runs
 	}
 	for id, err := range asked.Failed {
 		a.get(id).err = workbench.DescribeError(err)
@@ -124,6 +127,60 @@ func (a *answerPane) redraw(id string) {
 		ID: id, Q: q, Cur: x.cur, CurQ: x.curQ, Prev: x.prev, PrevQ: x.prevQ, Stale: stale,
 		Err: x.err, Threshold: a.d.e.set.Threshold(id), True: -1, Width: rw, Expand: a.expanded[id],
 	}, &a.d.e.st)
+	x.lines = append(x.lines, a.variantLines(id, x, rw)...)
+}
+
+// variantLines draws question id's variants under its chart, indented:
+// for each, a line naming it with how its answer differs from the base's
+// in the same run (workbench.DiffAnswers: decision changed or not, TV
+// distance), then its own chart.
+func (a *answerPane) variantLines(id string, x *qAnswer, w int) []string {
+	st := &a.d.e.st
+	set := a.d.e.set
+	const indent = "  "
+	var out []string
+	for _, v := range set.Variants[id] {
+		r := workbench.VariantRef{Question: id, Name: v.Name}
+		vq, ok := set.VariantQuestion(r)
+		if !ok {
+			continue
+		}
+		y := a.answers[r.ID()]
+		if y == nil {
+			y = &qAnswer{}
+		}
+		head := "variant " + termsafe.String(v.Name) + " · "
+		style := st.Muted
+		switch {
+		case y.cur == nil || x.cur == nil:
+			head += "not answered yet"
+		case y.run != x.run:
+			head += "answered in another run than the question: press r to ask both"
+		default:
+			diff := workbench.DiffAnswers(x.curQ, x.cur, set.Threshold(id), y.curQ, y.cur, set.Threshold(r.ID()))
+			head += termsafe.String(diff.Summary())
+			if diff.DecisionChanged {
+				style = st.Warn
+			}
+		}
+		out = append(out, "")
+		for _, l := range wrapText(head, w-len(indent), 3) { // said in full, not cut
+			out = append(out, style.Render(fit(indent+l, w)))
+		}
+		stale := false
+		if y.curQ != nil {
+			cur, _ := y.curQ.MarshalJSON()
+			now, _ := vq.MarshalJSON()
+			stale = !bytes.Equal(cur, now)
+		}
+		for _, l := range renderChart(chartInput{
+			ID: r.ID(), Q: &vq, Cur: y.cur, CurQ: y.curQ, Prev: y.prev, PrevQ: y.prevQ, Stale: stale,
+			Err: y.err, Threshold: set.Threshold(r.ID()), True: -1, Width: w - len(indent), Expand: a.expanded[id],
+		}, st) {
+			out = append(out, indent+l)
+		}
+	}
+	return out
 }
 
 // restack assembles the pane: the selected question's chart first, then

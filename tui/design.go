@@ -144,6 +144,7 @@ func (d *designModel) buildKeys() {
 		bind(dk.Duplicate, "Questions", d.duplicateQuestion).enabledWhen(hasQ),
 		bind(k.Rename, "Questions", d.renameQuestion).withDesc("rename question").enabledWhen(hasQ),
 		bind(k.Delete, "Questions", d.removeQuestion).withDesc("delete question").enabledWhen(hasQ),
+		bind(k.Promote, "Questions", d.promote).enabledWhen(d.hasVariants),
 		bind(k.MoveUp, "Questions", func() tea.Cmd { return d.moveQuestion(-1) }).enabledWhen(hasQ),
 		bind(k.MoveDown, "Questions", func() tea.Cmd { return d.moveQuestion(1) }).enabledWhen(hasQ),
 		bind(k.Focus, "Panes", d.nextPane).inBar(),
@@ -152,6 +153,7 @@ func (d *designModel) buildKeys() {
 	d.keysAns = append(bindings{
 		bind(dk.Expand, "Answer", d.ans.toggleExpand).inBar(),
 		bind(edit, "Answer", d.openEditor).enabledWhen(hasQ),
+		bind(k.Promote, "Answer", d.promote).enabledWhen(d.hasVariants),
 		bind(k.Focus, "Panes", d.nextPane).inBar(),
 		bind(k.Back, "Panes", func() tea.Cmd { d.focus = paneList; return nil }),
 	}, common...)

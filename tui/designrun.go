@@ -17,7 +17,7 @@ import (
 // Running the working state from the design screen, and the way forward
 // when an offline run misses: the stand-in, one key away.
 
-// run asks the working state through workbench.Request and workbench.Ask
+// run asks the working state through workbench.RequestWith and workbench.Ask
 // (one request; on an offline miss each question alone, so the ones with
 // answers still show) in a tea.Cmd. The request is a validated deep copy
 // built here, so later edits cannot race with the Cmd.
@@ -35,7 +35,10 @@ func (d *designModel) run() tea.Cmd {
 		d.e.say("will run when the recorded answers are loaded…")
 		return nil
 	}
-	req, err := workbench.Request(d.e.set, nil, d.e.requestedModel())
+	// Every variant is asked beside its question in the same request (the
+	// same state, only its question tokens added), so the answer pane can
+	// draw each under its base with what changed.
+	req, err := workbench.RequestWith(d.e.set, nil, d.e.requestedModel(), d.e.sess.VariantsToAsk(d.e.sess.AskVariants))
 	if err != nil {
 		d.e.fail("not sent: %v", firstLine(err.Error()))
 		return nil
