@@ -154,6 +154,11 @@ func (a *app) writeReport(rep *report.RunReport, o reportFlags) error {
 				fmt.Fprintf(a.stderr, "jevlab: cost thresholds for %s %s: %s\n", c.Question, strings.ToUpper(c.Status), c.Warning)
 			}
 		}
+		for _, c := range report.ChoiceCostCutpointFile(rep) {
+			if c.Status != "checked" {
+				fmt.Fprintf(a.stderr, "jevlab: cost cut-point for %s %s: %s\n", c.Question, strings.ToUpper(c.Status), c.Warning)
+			}
+		}
 	}
 	if o.junit != "" {
 		var b bytes.Buffer

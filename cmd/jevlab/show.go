@@ -123,6 +123,8 @@ type runReport struct {
 	Split   string               `json:"split,omitempty"`
 	Holdout []report.HoldoutNote `json:"holdout,omitempty"`
 	Costs   []report.CostFit     `json:"costs,omitempty"`
+	// ChoiceCosts are the choices' cost-optimal cut-points.
+	ChoiceCosts []report.ChoiceCostFit `json:"choice_costs,omitempty"`
 }
 
 // maxFailedShown is how many failed items a summary lists.
@@ -139,7 +141,7 @@ func defaultMetricOptions() metrics.Options {
 // snapshot) into the summary eval and show print: per-question right
 // counts and the first few failed items.
 func summaryOf(ctx context.Context, db *store.DB, full *report.RunReport) (*runReport, error) {
-	rep := &runReport{Run: full.Run, Set: full.Set, Questions: full.Questions, Correct: map[string]int{}, Variants: full.Variants, Split: full.Split, Holdout: full.Holdout, Costs: full.Costs}
+	rep := &runReport{Run: full.Run, Set: full.Set, Questions: full.Questions, Correct: map[string]int{}, Variants: full.Variants, Split: full.Split, Holdout: full.Holdout, Costs: full.Costs, ChoiceCosts: full.ChoiceCosts}
 	if full.Run.Errors > 0 {
 		var err error
 		if rep.Failed, err = db.FailedItems(ctx, full.Run.ID, maxFailedShown); err != nil {
@@ -241,7 +243,7 @@ func renderRunReport(w io.Writer, rep *runReport) {
 			fmt.Fprintf(w, "%s %s\n", esc(q.ID), rt)
 		}
 	}
-	if lines := report.CostLines(rep.Costs); len(lines) > 0 {
+	if lines := append(report.CostLines(rep.Costs), report.ChoiceCostLines(rep.ChoiceCosts)...); len(lines) > 0 {
 		fmt.Fprintln(w)
 		for _, l := range lines {
 			fmt.Fprintln(w, esc(l))

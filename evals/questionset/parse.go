@@ -444,7 +444,7 @@ func (p *parser) question(s *Set, kv pair) (provider.Question, bool) {
 		}
 	}
 	if ckv, ok := qp.fields["costs"]; ok {
-		st.Costs = p.costs(ckv, id, q.Type)
+		st.Costs = p.costs(ckv, id, &q)
 	}
 	if !st.empty() {
 		if s.Settings == nil {
@@ -459,9 +459,13 @@ func (p *parser) question(s *Set, kv pair) (provider.Question, bool) {
 }
 
 // costs reads a noul's costs: {false_positive, false_negative, abstain}.
-func (p *parser) costs(kv [2]*yaml.Node, id string, t provider.QuestionType) *Costs {
+func (p *parser) costs(kv [2]*yaml.Node, id string, q *provider.Question) *Costs {
+	t := q.Type
+	if t == provider.Choice {
+		return p.choiceCosts(kv, id, q)
+	}
 	if t != provider.Noul {
-		p.errAt(kv[0], id, "costs", fmt.Sprintf("costs are for a noul's threshold (false_positive, false_negative, abstain); a %s has none yet", t))
+		p.errAt(kv[0], id, "costs", fmt.Sprintf("costs are for a noul's threshold (false_positive, false_negative, abstain) or a choice's options (matrix or false_choice, abstain); a %s has none", t))
 		return nil
 	}
 	d := deref(kv[1])
@@ -503,6 +507,136 @@ func (p *parser) costs(kv [2]*yaml.Node, id string, t provider.QuestionType) *Co
 		p.errAt(d, id, "costs", "needs false_positive and false_negative")
 		return nil
 	}
+	return c
+}
+
+// choiceCosts reads a choice's costs: {matrix: {TRUE: {DECIDED: cost}}}
+// or {false_choice: {DECIDED: cost}}, with other (the cost of any wrong
+// decision not listed) and abstain optional.
+func (p *parser) choiceCosts(kv [2]*yaml.Node, id string, q *provider.Question) *Costs {
+	const example = "{matrix: {billing: {technical: 5}}, other: 1, abstain: 0.5} or {false_choice: {billing: 3}, other: 1}"
+	d := deref(kv[1])
+	if d.Kind != yaml.MappingNode {
+		p.errAt(d, id, "costs", "must be a mapping such as "+example)
+		return nil
+	}
+	pairs, err := mappingPairs(d, 4)
+	if err != nil {
+		p.posErr(err, d, id, "costs")
+		return nil
+	}
+	before := len(p.errs)
+	c := &Costs{}
+	names := []string{"matrix", "false_choice", "other", "abstain"}
+	option := func(n *yaml.Node, field, key string) bool {
+		if q.OptionIndex(key) >= 0 {
+			return true
+		}
+		var labels []string
+		for _, o := range q.Options {
+			labels = append(labels, o.Label)
+		}
+		p.errAt(n, id, field, fmt.Sprintf("%q is not an option of %s (options: %s)", key, id, strings.Join(labels, ", ")))
+		return false
+	}
+	cost := func(n *yaml.Node, field string) (float64, bool) {
+		x, ok := p.number(n, id, field)
+		if ok && x < 0 {
+			p.errAt(n, id, field, fmt.Sprintf("%s: a cost must not be negative", formatFloat(x)))
+			return 0, false
+		}
+		return x, ok
+	}
+	var matrixNode, falseNode *yaml.Node
+	for _, f := range pairs {
+		field := "costs." + f.key
+		switch f.key {
+		case "matrix":
+			matrixNode = f.keyNode
+			m := deref(f.value)
+			rows, err := mappingPairs(m, 3)
+			if m.Kind != yaml.MappingNode || err != nil {
+				p.errAt(m, id, field, "must map each true option to the costs of deciding other options, e.g. {billing: {technical: 5}}")
+				continue
+			}
+			c.Matrix = map[string]map[string]float64{}
+			for _, r := range rows {
+				rf := field + "." + r.key
+				if !option(r.keyNode, rf, r.key) {
+					continue
+				}
+				rv := deref(r.value)
+				cols, err := mappingPairs(rv, 2)
+				if rv.Kind != yaml.MappingNode || err != nil {
+					p.errAt(rv, id, rf, fmt.Sprintf("must map a decided option to its cost when %s is true, e.g. {technical: 5}", r.key))
+					continue
+				}
+				row := map[string]float64{}
+				for _, col := range cols {
+					cf := rf + "." + col.key
+					if !option(col.keyNode, cf, col.key) {
+						continue
+					}
+					x, ok := cost(col.value, cf)
+					if !ok {
+						continue
+					}
+					if col.key == r.key && x != 0 {
+						p.errAt(col.value, id, cf, "a right decision costs 0; give the costs of wrong decisions only")
+						continue
+					}
+					row[col.key] = x
+				}
+				c.Matrix[r.key] = row
+			}
+		case "false_choice":
+			falseNode = f.keyNode
+			m := deref(f.value)
+			cols, err := mappingPairs(m, 2)
+			if m.Kind != yaml.MappingNode || err != nil {
+				p.errAt(m, id, field, "must map a decided option to its cost when it is wrong, e.g. {billing: 3}")
+				continue
+			}
+			c.FalseChoice = map[string]float64{}
+			for _, col := range cols {
+				cf := field + "." + col.key
+				if !option(col.keyNode, cf, col.key) {
+					continue
+				}
+				if x, ok := cost(col.value, cf); ok {
+					c.FalseChoice[col.key] = x
+				}
+			}
+		case "other":
+			if x, ok := cost(f.value, field); ok {
+				c.Other = &x
+			}
+		case "abstain":
+			if x, ok := cost(f.value, field); ok {
+				c.Abstain = &x
+			}
+		default:
+			p.unknown(f.keyNode, id, field, names, "a choice's costs are matrix or false_choice, other and abstain")
+		}
+	}
+	if len(p.errs) != before {
+		return nil
+	}
+	switch {
+	case matrixNode != nil && falseNode != nil:
+		p.errAt(falseNode, id, "costs.false_choice", "give matrix or false_choice, not both")
+		return nil
+	case matrixNode == nil && falseNode == nil && c.Other == nil:
+		p.errAt(d, id, "costs", "needs matrix, false_choice or other, e.g. "+example)
+		return nil
+	}
+	if c.Other == nil {
+		if miss := c.missing(q); miss != "" {
+			p.errAt(d, id, "costs", fmt.Sprintf("no cost for %s; list it or set other (the cost of any wrong decision not listed)", miss))
+			return nil
+		}
+	}
+	c.Choice = true
 	return c
 }
 

@@ -19,7 +19,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -97,11 +99,63 @@ type Settings struct {
 	Costs *Costs
 }
 
-// Costs are what a noul's outcomes cost: a false positive, a false
-// negative and (when set) an abstention; right decisions cost 0.
+// Costs are what a question's outcomes cost; right decisions cost 0.
+// A noul's: a false positive, a false negative and (when set) an
+// abstention. A choice's (Choice true): deciding option d when t is true
+// costs Matrix[t][d], else FalseChoice[d], else Other (the parser makes
+// sure one of them gives every wrong pair its cost), and abstaining
+// (below the confidence cut-point) costs Abstain.
 type Costs struct {
 	FalsePositive, FalseNegative float64
 	Abstain                      *float64
+	Choice                       bool
+	Matrix                       map[string]map[string]float64
+	FalseChoice                  map[string]float64
+	Other                        *float64
+}
+
+// Of returns the cost of deciding option decided when truth is true for
+// a choice's costs, and whether it is given.
+func (c *Costs) Of(truth, decided string) (float64, bool) {
+	if truth == decided {
+		return 0, true
+	}
+	if v, ok := c.Matrix[truth][decided]; ok {
+		return v, true
+	}
+	if v, ok := c.FalseChoice[decided]; ok {
+		return v, true
+	}
+	if c.Other != nil {
+		return *c.Other, true
+	}
+	return 0, false
+}
+
+// MatrixFor returns the dense cost matrix of a choice's costs over q's
+// options, m[t][d] the cost of deciding option d when t is true.
+func (c *Costs) MatrixFor(q *provider.Question) [][]float64 {
+	m := make([][]float64, len(q.Options))
+	for t, ot := range q.Options {
+		m[t] = make([]float64, len(q.Options))
+		for d, od := range q.Options {
+			m[t][d], _ = c.Of(ot.Label, od.Label)
+		}
+	}
+	return m
+}
+
+// missing names the first wrong (true, decided) pair of q's options
+// without a cost ("" when every pair has one).
+func (c *Costs) missing(q *provider.Question) string {
+	for _, ot := range q.Options {
+		for _, od := range q.Options {
+			if _, ok := c.Of(ot.Label, od.Label); !ok {
+				return fmt.Sprintf("%s decided as %s", ot.Label, od.Label)
+			}
+		}
+	}
+	return ""
 }
 
 // empty reports whether no setting is set.
@@ -543,7 +597,10 @@ func (s *Set) writeQuestion(b *bytes.Buffer, e provider.QuestionEntry) {
 			b.WriteString(`,"negation":`)
 			b.Write(st.Negation)
 		}
-		if c := st.Costs; c != nil {
+		if c := st.Costs; c != nil && c.Choice {
+			b.WriteString(`,"costs":`)
+			writeChoiceCosts(b, c)
+		} else if c != nil {
 			b.WriteString(`,"costs":{"false_positive":`)
 			b.WriteString(formatFloat(c.FalsePositive))
 			b.WriteString(`,"false_negative":`)
@@ -724,4 +781,55 @@ func (s *Set) onlyQuestions() bool {
 // saved (always true for a set never saved).
 func (s *Set) Changed() bool {
 	return s.orig == nil || !bytes.Equal(s.canonicalJSON(), s.snapshot)
+}
+
+// writeChoiceCosts writes a choice's costs as JSON, keys sorted, so a
+// revision's body does not depend on the order they were written in.
+func writeChoiceCosts(b *bytes.Buffer, c *Costs) {
+	b.WriteByte('{')
+	sep := ""
+	field := func(name string) {
+		b.WriteString(sep)
+		sep = ","
+		b.WriteString(strconv.Quote(name))
+		b.WriteByte(':')
+	}
+	writeRow := func(row map[string]float64) {
+		b.WriteByte('{')
+		for i, k := range slices.Sorted(maps.Keys(row)) {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.Quote(k))
+			b.WriteByte(':')
+			b.WriteString(formatFloat(row[k]))
+		}
+		b.WriteByte('}')
+	}
+	if c.Abstain != nil {
+		field("abstain")
+		b.WriteString(formatFloat(*c.Abstain))
+	}
+	if c.FalseChoice != nil {
+		field("false_choice")
+		writeRow(c.FalseChoice)
+	}
+	if c.Matrix != nil {
+		field("matrix")
+		b.WriteByte('{')
+		for i, k := range slices.Sorted(maps.Keys(c.Matrix)) {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.Quote(k))
+			b.WriteByte(':')
+			writeRow(c.Matrix[k])
+		}
+		b.WriteByte('}')
+	}
+	if c.Other != nil {
+		field("other")
+		b.WriteString(formatFloat(*c.Other))
+	}
+	b.WriteByte('}')
 }

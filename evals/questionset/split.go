@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"strconv"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -130,5 +131,13 @@ func (c *Costs) clone() *Costs {
 	}
 	d := *c
 	d.Abstain = clonePtr(c.Abstain)
+	d.Other = clonePtr(c.Other)
+	if c.Matrix != nil {
+		d.Matrix = make(map[string]map[string]float64, len(c.Matrix))
+		for k, row := range c.Matrix {
+			d.Matrix[k] = maps.Clone(row)
+		}
+	}
+	d.FalseChoice = maps.Clone(c.FalseChoice)
 	return &d
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/jevlab/jevlab/evals/costs"
 	"github.com/jevlab/jevlab/evals/metrics"
 	"github.com/jevlab/jevlab/evals/questionset"
+	"github.com/jevlab/jevlab/provider"
 )
 
 // CostFit is a noul's cost-optimal thresholds: fitted on one part of the
@@ -37,7 +38,7 @@ func FitCosts(set *questionset.Set, obs map[string][]metrics.Obs, sp questionset
 	var out []CostFit
 	for _, e := range set.Questions {
 		st, ok := set.Settings[e.ID]
-		if !ok || st.Costs == nil {
+		if !ok || st.Costs == nil || st.Costs.Choice || e.Question.Type != provider.Noul {
 			continue
 		}
 		c := costs.Costs{FalsePositive: st.Costs.FalsePositive, FalseNegative: st.Costs.FalseNegative, Abstain: st.Costs.Abstain}
@@ -170,5 +171,203 @@ func CutpointFileAll(rep *RunReport) []any {
 	for _, e := range CostCutpointFile(rep) {
 		out = append(out, e)
 	}
+	for _, e := range ChoiceCostCutpointFile(rep) {
+		out = append(out, e)
+	}
 	return out
+}
+
+// ChoiceCostCutpointEntry is a choice's cost-optimal confidence cut-point
+// in the --cutpoints file (Kind "choice_cost"); Status as for
+// CostCutpointEntry, Cutpoint null unless it may be loaded (and when it
+// is +Inf: abstain on everything).
+type ChoiceCostCutpointEntry struct {
+	Kind     string               `json:"kind"` // "choice_cost"
+	Question string               `json:"question"`
+	Status   string               `json:"status"`
+	Cutpoint *float64             `json:"cutpoint"`
+	Warning  string               `json:"warning,omitempty"`
+	Fitted   *float64             `json:"fitted_cutpoint"`
+	Costs    costs.ChoiceCosts    `json:"costs"`
+	FitOn    string               `json:"fit_on"`
+	CheckOn  string               `json:"check_on,omitempty"`
+	Split    string               `json:"split"`
+	Fit      costs.ChoiceOutcome  `json:"fit"`
+	Check    *costs.ChoiceOutcome `json:"check,omitempty"`
+}
+
+// ChoiceCostCutpointFile returns the choice cost entries of the
+// --cutpoints file.
+func ChoiceCostCutpointFile(rep *RunReport) []ChoiceCostCutpointEntry {
+	out := []ChoiceCostCutpointEntry{}
+	for _, f := range rep.ChoiceCosts {
+		e := ChoiceCostCutpointEntry{Kind: "choice_cost", Question: f.Question, Status: "checked", Fitted: f.Cutpoint, Costs: f.Costs,
+			FitOn: f.FitOn, CheckOn: f.CheckOn, Split: f.Split, Fit: f.Fit, Check: f.Check}
+		switch {
+		case f.TooFew != "":
+			e.Status, e.Warning = "too few labels", "do not load: "+f.TooFew
+		case f.Check == nil:
+			e.Status, e.Warning, e.Cutpoint = "not checked", f.Note, f.Cutpoint
+		default:
+			e.Cutpoint = f.Cutpoint
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// ChoiceCostFit is a choice's cost-optimal confidence cut-point (decide
+// the top option when its probability is at least the cut-point, abstain
+// below): fitted on dev, checked on test, like CostFit.
+type ChoiceCostFit struct {
+	Question string            `json:"question"`
+	Costs    costs.ChoiceCosts `json:"costs"`
+	// Cutpoint is the fitted cut-point; nil when it is +Inf (abstain on
+	// everything).
+	Cutpoint *float64             `json:"cutpoint"`
+	FitOn    string               `json:"fit_on"`
+	CheckOn  string               `json:"check_on,omitempty"`
+	Split    string               `json:"split"`
+	Fit      costs.ChoiceOutcome  `json:"fit"`
+	Check    *costs.ChoiceOutcome `json:"check,omitempty"`
+	Note     string               `json:"note,omitempty"`
+	TooFew   string               `json:"too_few,omitempty"`
+}
+
+// ChoicePoints are the labelled choice answers of obs (first repeat,
+// answered, label in range) for the cost fit: the decision
+// (metrics.Decide) and the top probability it is decided with.
+func ChoicePoints(q *provider.Question, obs []metrics.Obs) []ChoiceObs {
+	var out []ChoiceObs
+	for i := range obs {
+		o := &obs[i]
+		if o.Repeat != 0 || !metrics.Usable(q, o) {
+			continue
+		}
+		top := 0.0
+		for _, v := range o.Answer.Probs {
+			top = max(top, v)
+		}
+		out = append(out, ChoiceObs{ItemID: o.ItemID, Point: costs.ChoicePoint{Conf: top, Decision: metrics.Decide(q, o.Answer, 0.5), Label: o.Label}})
+	}
+	return out
+}
+
+// ChoiceObs is one item's choice point.
+type ChoiceObs struct {
+	ItemID string
+	Point  costs.ChoicePoint
+}
+
+// ChoiceCostsOf returns the dense costs of question e, ok false when it
+// declares none.
+func ChoiceCostsOf(set *questionset.Set, e provider.QuestionEntry) (costs.ChoiceCosts, bool) {
+	st, ok := set.Settings[e.ID]
+	if !ok || st.Costs == nil || !st.Costs.Choice || e.Question.Type != provider.Choice {
+		return costs.ChoiceCosts{}, false
+	}
+	c := costs.ChoiceCosts{Matrix: st.Costs.MatrixFor(&e.Question), Abstain: st.Costs.Abstain}
+	for _, o := range e.Question.Options {
+		c.Options = append(c.Options, o.Label)
+	}
+	return c, true
+}
+
+// FitChoiceCosts fits the cost-optimal confidence cut-point of every
+// choice of set that declares costs, as FitCosts does for nouls.
+func FitChoiceCosts(set *questionset.Set, obs map[string][]metrics.Obs, sp questionset.SplitSpec, runSplit string) []ChoiceCostFit {
+	var out []ChoiceCostFit
+	for _, e := range set.Questions {
+		c, ok := ChoiceCostsOf(set, e)
+		if !ok {
+			continue
+		}
+		var dev, test []costs.ChoicePoint
+		for _, p := range ChoicePoints(&e.Question, obs[e.ID]) {
+			if runSplit == "" && sp.Of(p.ItemID) == questionset.SplitTest {
+				test = append(test, p.Point)
+			} else {
+				dev = append(dev, p.Point)
+			}
+		}
+		f := ChoiceCostFit{Question: e.ID, Costs: c, FitOn: questionset.SplitDev, CheckOn: questionset.SplitTest, Split: sp.String()}
+		if runSplit != "" {
+			f.FitOn, f.CheckOn, f.Split = runSplit, "", "the run asked "+runSplit+" only"
+			f.Note = "fitted in-sample on the run's " + runSplit + " items; evaluate every item to fit on dev and check on test"
+		}
+		f.Fit = costs.FitChoice(dev, c)
+		f.Cutpoint = costs.Threshold(f.Fit.Cutpoint)
+		if len(dev) < costs.MinFitLabels {
+			f.TooFew = fmt.Sprintf("%d labelled answers to fit on; a cost-optimal cut-point needs at least %d", len(dev), costs.MinFitLabels)
+		}
+		if runSplit == "" {
+			chk := costs.EvaluateChoice(test, f.Fit.Cutpoint, c)
+			f.Check = &chk
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// ChoiceCostLines are the text lines of a report's choice cost fits.
+func ChoiceCostLines(fs []ChoiceCostFit) []string {
+	var out []string
+	for _, f := range fs {
+		ab := "never"
+		if f.Costs.Abstain != nil {
+			ab = fmt.Sprintf("%g", *f.Costs.Abstain)
+		}
+		cut := "abstain on everything"
+		if f.Cutpoint != nil {
+			cut = fmt.Sprintf("decide at top probability ≥ %.4g, abstain below", *f.Cutpoint)
+		}
+		out = append(out, fmt.Sprintf("%s cost-optimal cut-point (costs: %s; abstain %s): %s; fitted on %s (%s)",
+			f.Question, matrixText(f.Costs), ab, cut, f.FitOn, f.Split))
+		out = append(out, "  "+choiceOutcomeLine(f.FitOn, f.Fit))
+		if f.Check != nil {
+			out = append(out, "  "+choiceOutcomeLine(f.CheckOn, *f.Check))
+		}
+		if f.Note != "" {
+			out = append(out, "  "+f.Note)
+		}
+		if f.TooFew != "" {
+			out = append(out, "  TOO FEW LABELS: "+f.TooFew+" (do not load this cut-point)")
+		}
+	}
+	return out
+}
+
+// matrixText words a choice's costs: the most common cost of a wrong
+// decision, then the true→decided pairs that cost otherwise.
+func matrixText(c costs.ChoiceCosts) string {
+	count := map[float64]int{}
+	for t, row := range c.Matrix {
+		for d, v := range row {
+			if t != d {
+				count[v]++
+			}
+		}
+	}
+	mode, best := 0.0, -1
+	for v, n := range count {
+		if n > best || n == best && v < mode {
+			mode, best = v, n
+		}
+	}
+	s := fmt.Sprintf("a wrong decision %g", mode)
+	sep := " except "
+	for t, row := range c.Matrix {
+		for d, v := range row {
+			if t != d && v != mode {
+				s += fmt.Sprintf("%s%s→%s %g", sep, c.Options[t], c.Options[d], v)
+				sep = ", "
+			}
+		}
+	}
+	return s
+}
+
+func choiceOutcomeLine(part string, o costs.ChoiceOutcome) string {
+	return fmt.Sprintf("%-4s n %d: correct %d errors %d abstain %d · coverage %.3f · cost per 1,000 items %.1f",
+		part, o.N, o.Correct, o.Errors, o.Abstain, o.Coverage, o.PerThousand)
 }

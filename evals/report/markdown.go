@@ -84,7 +84,7 @@ func WriteMarkdown(w io.Writer, rep *RunReport) error {
 	if len(rep.Holdout) > 0 {
 		b.WriteString("\n")
 	}
-	if lines := CostLines(rep.Costs); len(lines) > 0 {
+	if lines := append(CostLines(rep.Costs), ChoiceCostLines(rep.ChoiceCosts)...); len(lines) > 0 {
 		b.WriteString("\n```\n" + strings.ReplaceAll(strings.Join(lines, "\n"), "```", "'''") + "\n```\n")
 	}
 	variantsMarkdown(b, rep.Variants)

@@ -27,6 +27,9 @@ type RunReport struct {
 	Holdout []HoldoutNote `json:"holdout,omitempty"`
 	// Costs are the cost-optimal thresholds of nouls that declare costs.
 	Costs []CostFit `json:"costs,omitempty"`
+	// ChoiceCosts are the cost-optimal confidence cut-points of choices
+	// that declare costs.
+	ChoiceCosts []ChoiceCostFit `json:"choice_costs,omitempty"`
 	// Variants pairs each variant the run asked with its question on the
 	// same items (compare.CompareVariants).
 	Variants []compare.VariantComparison `json:"variants,omitempty"`

@@ -198,7 +198,7 @@ func WriteText(w io.Writer, rep *RunReport) error {
 		b.WriteString("\n")
 		writeQuestionText(b, q)
 	}
-	if lines := CostLines(rep.Costs); len(lines) > 0 {
+	if lines := append(CostLines(rep.Costs), ChoiceCostLines(rep.ChoiceCosts)...); len(lines) > 0 {
 		b.WriteString("\n" + strings.Join(lines, "\n") + "\n")
 	}
 	if lines := HoldoutLines(rep); len(lines) > 0 {

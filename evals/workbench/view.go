@@ -188,6 +188,7 @@ func loadRun(ctx context.Context, db *store.DB, run *Run, cfg ViewConfig) (*RunV
 		sp = *cfg.Gates.Split
 	}
 	v.Report.Costs = report.FitCosts(set, obs, sp, runSplit)
+	v.Report.ChoiceCosts = report.FitChoiceCosts(set, obs, sp, runSplit)
 	if st, err := runner.ParseSettings(run); err == nil && st.Split != "" {
 		v.Report.Split = st.Split
 		if st.Split == questionset.SplitTest {
