@@ -142,3 +142,36 @@ func (db *DB) RevisionsOnSplitBy(ctx context.Context, setName, qid, split, runID
 	}
 	return n, nil
 }
+
+// LabelEdit is one relabel the ledger records: item ItemID's label for
+// question QuestionID of set SetName changed at At, after test had been
+// seen; Split is the item's part ("" when the set has no split).
+type LabelEdit struct {
+	SetName, QuestionID, ItemID, Split string
+	At                                 time.Time
+}
+
+// RecordLabelEdit records e in the ledger.
+func (db *DB) RecordLabelEdit(ctx context.Context, e LabelEdit) error {
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO label_edits (set_name, question_id, item_id, split, edited_at) VALUES (?,?,?,?,?)`,
+			e.SetName, e.QuestionID, e.ItemID, e.Split, e.At.UTC().Format(timeFormat))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("record the relabel of %s for %s: %w", e.ItemID, e.QuestionID, err)
+	}
+	return nil
+}
+
+// RelabelsBefore counts the distinct items whose label for question qid
+// of set setName the ledger records as changed before run runID started
+// (all of them after test had been seen), and of those the items on test.
+func (db *DB) RelabelsBefore(ctx context.Context, setName, qid, runID string) (items, onTest int, err error) {
+	err = db.sql.QueryRowContext(ctx, `SELECT count(DISTINCT item_id), count(DISTINCT CASE WHEN split = 'test' THEN item_id END) FROM label_edits
+		WHERE set_name = ? AND question_id = ? AND edited_at < (SELECT started_at FROM runs WHERE id = ?)`, setName, qid, runID).Scan(&items, &onTest)
+	if err != nil {
+		return 0, 0, fmt.Errorf("relabels of %s: %w", qid, err)
+	}
+	return items, onTest, nil
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,7 +10,9 @@ import (
 
 	"github.com/jevlab/jevlab/evals/questionset"
 	"github.com/jevlab/jevlab/evals/report"
+	"github.com/jevlab/jevlab/evals/workbench"
 	"github.com/jevlab/jevlab/provider"
+	"github.com/jevlab/jevlab/store"
 )
 
 type splitJSON struct {
@@ -108,6 +111,57 @@ func TestHoldoutLedger(t *testing.T) {
 	}
 	if code, out, errOut := runJevlab(t, "show", r3.Run.ID, "--db", db, "--markdown"); code != 0 || !strings.Contains(out, "test seen by 2 revisions of queue: its accuracy is optimistic") {
 		t.Fatalf("markdown: exit %d\n%s\n%s", code, out, errOut)
+	}
+	// A label of queue changed in the workbench after test was seen is in
+	// the ledger: the next run on test says so, r3's report (run before
+	// the edit) does not; urgency was not relabelled.
+	var testItem string
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var it struct {
+			ID string `json:"id"`
+		}
+		json.Unmarshal([]byte(line), &it)
+		if s.Split.Of(it.ID) == questionset.SplitTest {
+			testItem = it.ID
+			break
+		}
+	}
+	sdb, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, _ := questionset.Load(set)
+	sess := workbench.NewSession(ws, workbench.DatasetSource{Path: filepath.Join(dir, "dataset.jsonl")}, &workbench.RunTemplate{DB: sdb})
+	if err := sess.SetLabel(testItem, "queue", []byte(`"other"`)); err != nil {
+		t.Fatal(err)
+	}
+	// The same label again changes nothing; the edit is not counted for r3,
+	// which ran before it.
+	if err := sess.SetLabel(testItem, "queue", []byte(`"other"`)); err != nil {
+		t.Fatal(err)
+	}
+	if n, _, err := sdb.RelabelsBefore(context.Background(), s.Title(), "queue", r3.Run.ID); err != nil || n != 0 {
+		t.Fatalf("relabels before r3: %d %v", n, err)
+	}
+	sdb.Close()
+	r4 := eval("--split", "test")
+	var q4, u4 report.HoldoutNote
+	for _, h := range r4.Holdout {
+		switch h.Question {
+		case "queue":
+			q4 = h
+		case "urgency":
+			u4 = h
+		}
+	}
+	if q4.Relabelled != 1 || q4.RelabelledOnTest != 1 || !strings.Contains(q4.Message, "1 label of queue changed after test was seen (1 on test items") || u4.Relabelled != 0 {
+		t.Fatalf("after a relabel: %+v", r4.Holdout)
+	}
+	if code, out, _ := runJevlab(t, "show", r4.Run.ID, "--db", db); code != 0 || !strings.Contains(out, "1 label of queue changed after test was seen") {
+		t.Fatalf("show after a relabel:\n%s", out)
+	}
+	if code, out, _ := runJevlab(t, "show", r3.Run.ID, "--db", db); code != 0 || strings.Contains(out, "changed after test was seen") {
+		t.Fatalf("a run before the relabel:\n%s", out)
 	}
 	// The split never changes.
 	code, _, errOut := runJevlab(t, append([]string{"eval", set, "--split", "test", "--split-ratio", "0.3"}, base...)...)

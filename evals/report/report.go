@@ -42,7 +42,30 @@ type RunReport struct {
 type HoldoutNote struct {
 	Question  string `json:"question"`
 	Revisions int    `json:"revisions"`
-	Message   string `json:"message"`
+	// Relabelled counts the items whose label of the question was changed
+	// after test had been seen, before this run (RelabelledOnTest of them
+	// test items).
+	Relabelled       int    `json:"relabelled,omitempty"`
+	RelabelledOnTest int    `json:"relabelled_on_test,omitempty"`
+	Message          string `json:"message"`
+}
+
+// WithRelabels adds the ledger's relabels to h: n labels changed after
+// test was seen, onTest of them on test items.
+func (h HoldoutNote) WithRelabels(n, onTest int) HoldoutNote {
+	if n == 0 {
+		return h
+	}
+	h.Relabelled, h.RelabelledOnTest = n, onTest
+	word := "labels"
+	if n == 1 {
+		word = "label"
+	}
+	h.Message += fmt.Sprintf("; %d %s of %s changed after test was seen", n, word, h.Question)
+	if onTest > 0 {
+		h.Message += fmt.Sprintf(" (%d on test items: fixed after seeing test's errors, they flatter it)", onTest)
+	}
+	return h
 }
 
 // NewHoldoutNote words the ledger's count for question q.

@@ -9,10 +9,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jevlab/jevlab/evals/dataset"
 	"github.com/jevlab/jevlab/evals/questionset"
 	"github.com/jevlab/jevlab/provider"
+	"github.com/jevlab/jevlab/store"
 )
 
 // Item is one dataset item (dataset.Item).
@@ -376,6 +378,35 @@ func (s *Session) SetLabel(itemID, q string, value []byte) error {
 			return fmt.Errorf("label for %s: %s", q, msg)
 		}
 	}
-	_, err := dataset.RewriteLabels(s.Dataset.Path, s.Dataset.Options, []dataset.LabelEdit{{ItemID: itemID, Question: q, Value: value}})
-	return err
+	n, err := dataset.RewriteLabels(s.Dataset.Path, s.Dataset.Options, []dataset.LabelEdit{{ItemID: itemID, Question: q, Value: value}})
+	if err != nil || n == 0 {
+		return err // n 0: the label was already that; nothing changed
+	}
+	return s.recordRelabel(context.Background(), itemID, q)
+}
+
+// recordRelabel records in the hold-out ledger a label of question q
+// changed after some revision of q had been evaluated on test, so the
+// reports of later runs on test say so. Without a writable database
+// there is no ledger to record in.
+func (s *Session) recordRelabel(ctx context.Context, itemID, q string) error {
+	if s.Template == nil || s.Template.DB == nil || s.Template.DB.ReadOnly() {
+		return nil
+	}
+	db := s.Template.DB
+	n, err := db.RevisionsOnSplit(ctx, s.Set.Title(), q, questionset.SplitTest)
+	if err != nil || n == 0 {
+		if err != nil {
+			return fmt.Errorf("label saved, but the hold-out ledger could not be read: %w", err)
+		}
+		return nil
+	}
+	split := ""
+	if s.Set.Split != nil {
+		split = s.Set.Split.Of(itemID)
+	}
+	if err := db.RecordLabelEdit(ctx, store.LabelEdit{SetName: s.Set.Title(), QuestionID: q, ItemID: itemID, Split: split, At: time.Now()}); err != nil {
+		return fmt.Errorf("label saved, but the hold-out ledger did not record it: %w", err)
+	}
+	return nil
 }

@@ -197,7 +197,11 @@ func loadRun(ctx context.Context, db *store.DB, run *Run, cfg ViewConfig) (*RunV
 				if err != nil {
 					return nil, err
 				}
-				v.Report.Holdout = append(v.Report.Holdout, report.NewHoldoutNote(e.ID, n))
+				rl, onTest, err := db.RelabelsBefore(ctx, set.Title(), e.ID, run.ID)
+				if err != nil {
+					return nil, err
+				}
+				v.Report.Holdout = append(v.Report.Holdout, report.NewHoldoutNote(e.ID, n).WithRelabels(rl, onTest))
 			}
 		}
 	}
