@@ -31,6 +31,7 @@ const (
 	paneChart
 	paneEditor
 	paneState
+	paneHistory
 )
 
 // Messages of the design screen.
@@ -80,6 +81,7 @@ type designModel struct {
 	ed     *questionEditor
 	st     *stateEditor
 	ans    *answerPane
+	hist   *historyPane
 	prompt *prompt // a modal question (save, type change, delete); nil: none
 
 	valid map[string]error
@@ -115,6 +117,7 @@ func newDesign(e *env) *designModel {
 	d.ed = newQuestionEditor(d)
 	d.st = newStateEditor(d)
 	d.ans = newAnswerPane(d)
+	d.hist = newHistoryPane(d)
 	for _, qe := range e.set.Questions {
 		d.validate(qe.ID)
 	}
@@ -145,6 +148,7 @@ func (d *designModel) buildKeys() {
 		bind(k.Rename, "Questions", d.renameQuestion).withDesc("rename question").enabledWhen(hasQ),
 		bind(k.Delete, "Questions", d.removeQuestion).withDesc("delete question").enabledWhen(hasQ),
 		bind(k.Promote, "Questions", d.promote).enabledWhen(d.hasVariants),
+		bind(k.History, "Panes", d.hist.toggle).enabledWhen(hasQ),
 		bind(k.MoveUp, "Questions", func() tea.Cmd { return d.moveQuestion(-1) }).enabledWhen(hasQ),
 		bind(k.MoveDown, "Questions", func() tea.Cmd { return d.moveQuestion(1) }).enabledWhen(hasQ),
 		bind(k.Focus, "Panes", d.nextPane).inBar(),
@@ -154,6 +158,7 @@ func (d *designModel) buildKeys() {
 		bind(dk.Expand, "Answer", d.ans.toggleExpand).inBar(),
 		bind(edit, "Answer", d.openEditor).enabledWhen(hasQ),
 		bind(k.Promote, "Answer", d.promote).enabledWhen(d.hasVariants),
+		bind(k.History, "Panes", d.hist.toggle).enabledWhen(hasQ),
 		bind(k.Focus, "Panes", d.nextPane).inBar(),
 		bind(k.Back, "Panes", func() tea.Cmd { d.focus = paneList; return nil }),
 	}, common...)
@@ -247,6 +252,7 @@ func (d *designModel) resize(w, h int) {
 	d.ed.resize(rw, h)
 	d.st.resize(rw, h)
 	d.ans.redrawAll()
+	d.hist.redraw()
 }
 
 // snap is the undo step for the set and renames as they are now.
@@ -349,6 +355,8 @@ func (d *designModel) handle(msg tea.Msg) tea.Cmd {
 		return d.standInStarted(msg)
 	case savedMsg:
 		d.saved2(msg)
+	case historyMsg:
+		d.hist.loaded(msg)
 	case spinner.TickMsg:
 		if d.running {
 			var cmd tea.Cmd
@@ -381,6 +389,9 @@ func (d *designModel) key(msg tea.KeyMsg) tea.Cmd {
 	case d.focus == paneChart:
 		cmd, _ := d.keysAns.handle(msg)
 		return cmd
+	case d.focus == paneHistory:
+		cmd, _ := d.hist.keys.handle(msg)
+		return cmd
 	}
 	cmd, _ := d.keysList.handle(msg)
 	return cmd
@@ -395,6 +406,8 @@ func (d *designModel) help() helpMap {
 		return d.st.help()
 	case d.focus == paneEditor:
 		return d.ed.help()
+	case d.focus == paneHistory:
+		return d.hist.keys.help()
 	}
 	hm := d.keysList.help()
 	if d.focus == paneChart {
@@ -469,6 +482,9 @@ func (d *designModel) rightView(w, h int) []string {
 	}
 	if d.focus == paneState {
 		return append(lines, d.st.view(w, h-len(lines))...)
+	}
+	if d.hist.open {
+		return append(lines, d.hist.view(w, h-len(lines))...)
 	}
 	sel := d.selected()
 	if sel == nil {

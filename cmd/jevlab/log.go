@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/jevlab/jevlab/evals/workbench"
-	"github.com/jevlab/jevlab/internal/termsafe"
 )
 
 func newLogCmd(a *app) *cobra.Command {
@@ -76,56 +74,8 @@ func (a *app) log(ctx context.Context, path, qid string, asJSON bool, stats stat
 	return nil
 }
 
-// renderLog prints a question's revisions, newest first.
+// renderLog prints a question's revisions, newest first (the workbench's
+// history pane shows the same text).
 func renderLog(w io.Writer, setName, qid string, revs []workbench.Revision) {
-	fmt.Fprintf(w, "%s · question %s · %d revision(s), newest first\n", esc(setName), esc(qid), len(revs))
-	for _, r := range revs {
-		cur := ""
-		if r.Current {
-			cur = "  (current)"
-		}
-		fmt.Fprintf(w, "\nrevision %.12s  first seen %s%s\n", r.Hash, r.FirstSeen.UTC().Format("2006-01-02 15:04:05 UTC"), cur)
-		if len(r.Renames) > 0 {
-			var parts []string
-			for _, k := range slices.Sorted(mapKeys(r.Renames)) {
-				parts = append(parts, k+" → "+r.Renames[k])
-			}
-			fmt.Fprintf(w, "  renamed option(s): %s\n", esc(strings.Join(parts, ", ")))
-		}
-		text, label := r.DiffText, "diff from the revision before"
-		if r.Diff == nil {
-			text, label = r.Text, "first revision"
-		}
-		fmt.Fprintf(w, "  %s:\n", label)
-		for _, line := range strings.Split(text, "\n") {
-			fmt.Fprintf(w, "    %s\n", termsafe.String(line))
-		}
-		if len(r.Runs) == 0 {
-			fmt.Fprintln(w, "  runs: none")
-			continue
-		}
-		fmt.Fprintln(w, "  runs:")
-		for _, u := range r.Runs {
-			name := ""
-			if u.Name != "" {
-				name = " (" + esc(u.Name) + ")"
-			}
-			split := ""
-			if u.Split != "" {
-				split = "  split " + u.Split
-			}
-			fmt.Fprintf(w, "    %s%s  n %d  accuracy %s  ECE %s  Brier %s  model %s%s\n", u.RunID, name, u.N,
-				fmtEstimate(u.Accuracy), fmtEstimate(u.ECE), fmtEstimate(u.Brier), esc(u.Model), split)
-		}
-	}
-}
-
-func mapKeys(m map[string]string) func(yield func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
+	workbench.WriteHistory(w, setName, qid, revs)
 }
