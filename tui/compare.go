@@ -229,8 +229,8 @@ func (m *compareModel) flipLine(f flipRow, w int) string {
 		kind = st.Bad
 	}
 	it := f.item
-	return padRight(fmt.Sprintf("   %s %s %s label: %s · A %s → B %s · P(true) %.3f → %.3f (%+.3f)", kind.Render(fit(it.Kind, 7)), fit(termsafe.String(it.ItemID), 10),
-		fit(termsafe.String(f.q), 12), termsafe.String(it.Label), termsafe.String(it.A), termsafe.String(it.B), it.PTrueA, it.PTrueB, it.Shift), w)
+	return padRight(fmt.Sprintf("   %s %s %s label: %s · A %s → B %s · p(label) %.3f → %.3f (%+.3f)", kind.Render(fit(it.Kind, 7)), fit(termsafe.String(it.ItemID), 10),
+		fit(termsafe.String(f.q), 12), termsafe.String(it.Label), termsafe.String(it.A), termsafe.String(it.B), it.PLabelA, it.PLabelB, it.Shift), w)
 }
 
 // drawDetail draws the selected flipped item's answers in both runs side
