@@ -47,6 +47,7 @@ type evalModel struct {
 	v    *workbench.RunView
 	qi   int     // selected question
 	cut  float64 // confidence cut-point
+	thr  float64 // noul threshold of the cost view (costview.go)
 	busy bool    // measuring
 	aseq int     // view sequence
 
@@ -57,7 +58,7 @@ type evalModel struct {
 }
 
 func newEvalScreen(e *env) screen {
-	m := &evalModel{e: e, cut: 0.5, scroll: newScroll(), probes: newProbePane(e)}
+	m := &evalModel{e: e, cut: 0.5, thr: 0.5, scroll: newScroll(), probes: newProbePane(e)}
 	k := e.keys
 	idle := func() bool { return !m.running && !m.probes.running }
 	m.keys = bindings{
@@ -68,6 +69,8 @@ func newEvalScreen(e *env) screen {
 		bind(k.Back, "Evaluate", m.stop).enabledWhen(func() bool { return m.running }).withDesc("cancel the run"),
 		bind(k.CutDown, "Measure", func() tea.Cmd { return m.moveCut(-0.05) }).inBar(),
 		bind(k.CutUp, "Measure", func() tea.Cmd { return m.moveCut(0.05) }).inBar(),
+		bind(k.ThresholdDown, "Measure", func() tea.Cmd { return m.moveThreshold(-0.05) }).enabledWhen(m.hasCostView),
+		bind(k.ThresholdUp, "Measure", func() tea.Cmd { return m.moveThreshold(0.05) }).enabledWhen(m.hasCostView),
 		bind(k.PrevQ, "Measure", func() tea.Cmd { return m.pick(-1) }).inBar(),
 		bind(k.NextQ, "Measure", func() tea.Cmd { return m.pick(1) }).inBar(),
 	}
@@ -333,6 +336,7 @@ func (m *evalModel) draw() {
 			rep := qs[m.qi]
 			l = append(l, "")
 			l = append(l, m.coverage(rep, w)...)
+			l = append(l, m.costLines(rep.ID, w)...)
 			l = append(l, "")
 			l = append(l, m.reliability(rep, w)...)
 			l = append(l, "")

@@ -20,6 +20,8 @@ type KeyMap struct {
 	Filter, Cycle, Mark, Swap key.Binding
 	// Evaluation screen.
 	StartEval, Resume, CutDown, CutUp, PrevQ, NextQ key.Binding
+	// The cost view's noul threshold (evaluation screen).
+	ThresholdDown, ThresholdUp key.Binding
 	// Probes on the evaluation screen.
 	Probe, Worst key.Binding
 	// The design loop: item order and label edits (dataset), variants
@@ -73,14 +75,16 @@ func DefaultKeyMap() KeyMap {
 		Mark:   b([]string{" ", "space"}, "space", "pick"),
 		Swap:   b([]string{"s"}, "s", "swap A/B"),
 
-		StartEval: b([]string{"r"}, "r", "start eval"),
-		Resume:    b([]string{"R"}, "R", "resume"),
-		CutDown:   b([]string{"left", "-"}, "←/-", "cut-point down"),
-		CutUp:     b([]string{"right", "+", "="}, "→/+", "cut-point up"),
-		PrevQ:     b([]string{"["}, "[", "prev question"),
-		NextQ:     b([]string{"]"}, "]", "next question"),
-		Probe:     b([]string{"p"}, "p", "probe question"),
-		Worst:     b([]string{"w"}, "w", "worst items"),
+		StartEval:     b([]string{"r"}, "r", "start eval"),
+		Resume:        b([]string{"R"}, "R", "resume"),
+		CutDown:       b([]string{"left", "-"}, "←/-", "cut-point down"),
+		CutUp:         b([]string{"right", "+", "="}, "→/+", "cut-point up"),
+		PrevQ:         b([]string{"["}, "[", "prev question"),
+		NextQ:         b([]string{"]"}, "]", "next question"),
+		ThresholdDown: b([]string{",", "<"}, ",/<", "noul threshold down"),
+		ThresholdUp:   b([]string{".", ">"}, "./>", "noul threshold up"),
+		Probe:         b([]string{"p"}, "p", "probe question"),
+		Worst:         b([]string{"w"}, "w", "worst items"),
 
 		Yes:    b([]string{"y"}, "y", "yes"),
 		No:     b([]string{"n", "esc"}, "n", "no"),

@@ -322,7 +322,7 @@ func ChoiceCostLines(fs []ChoiceCostFit) []string {
 			cut = fmt.Sprintf("decide at top probability ≥ %.4g, abstain below", *f.Cutpoint)
 		}
 		out = append(out, fmt.Sprintf("%s cost-optimal cut-point (costs: %s; abstain %s): %s; fitted on %s (%s)",
-			f.Question, matrixText(f.Costs), ab, cut, f.FitOn, f.Split))
+			f.Question, MatrixText(f.Costs), ab, cut, f.FitOn, f.Split))
 		out = append(out, "  "+choiceOutcomeLine(f.FitOn, f.Fit))
 		if f.Check != nil {
 			out = append(out, "  "+choiceOutcomeLine(f.CheckOn, *f.Check))
@@ -337,9 +337,9 @@ func ChoiceCostLines(fs []ChoiceCostFit) []string {
 	return out
 }
 
-// matrixText words a choice's costs: the most common cost of a wrong
+// MatrixText words a choice's costs: the most common cost of a wrong
 // decision, then the true→decided pairs that cost otherwise.
-func matrixText(c costs.ChoiceCosts) string {
+func MatrixText(c costs.ChoiceCosts) string {
 	count := map[float64]int{}
 	for t, row := range c.Matrix {
 		for d, v := range row {
