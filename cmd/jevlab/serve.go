@@ -50,8 +50,8 @@ tail), --rate-limit (429 with Retry-After above that many requests/s),
 
 Flaws of known size for jevlab probe (with --synthetic): --fragile makes the
 synthetic answerer an ideal respondent, and --position-bias, --negation-gap,
---obey-injection, --distractor-pull (--distractor-label) and --repeat-noise each
-add one flaw whose mean size is the value given (see provider/standin Fragile).
+--obey-injection, --distractor-pull (--distractor-label), --repeat-noise and
+--edit-sensitivity each add one flaw whose mean size is the value given (see provider/standin Fragile).
 
 With --require-key, requests must carry "Authorization: Bearer $TYPESAFE_API_KEY"
 (the variable named by --key-env); the key is never printed. Only loopback
@@ -83,6 +83,7 @@ addresses are allowed. Ctrl-C stops it and prints what it served.`,
 	f.Float64Var(&o.fragile.DistractorPull, "distractor-pull", 0, "fragile: mean probability a distractor option draws (<= 0.5)")
 	f.StringVar(&o.fragile.DistractorLabel, "distractor-label", "", "fragile: the distractor's label (default "+standin.DefaultDistractorLabel+")")
 	f.Float64Var(&o.fragile.RepeatNoise, "repeat-noise", 0, "fragile: expected total-variation distance between two answers to the same request (<= 0.5)")
+	f.Float64Var(&o.fragile.EditSensitivity, "edit-sensitivity", 0, "fragile: chance a harmless edit of the state (case, spacing, field order) moves an answer to another outcome (<= 1)")
 	f.BoolVar(&o.fragileOn, "fragile", false, "answer synthetically as an ideal respondent (order-blind, negation-coherent, deaf to injections and distractors) with the flaws the fragile flags set")
 	return cmd
 }

@@ -195,3 +195,22 @@ func TestRepeatMeasuresNoise(t *testing.T) {
 		}
 	}
 }
+
+// Perturb measures sensitivity to harmless edits: doubling the spaces of
+// a state moves each answer with the configured probability, and the
+// per-edit flip rate's interval covers it; an edit-blind respondent
+// flips nothing.
+func TestPerturbMeasuresEditSensitivity(t *testing.T) {
+	for _, e := range []float64{0.2, 0.5} {
+		res := probeAgainst(t, standin.Fragile{EditSensitivity: e}, Perturb, 240, Params{})
+		for _, q := range []string{"team", "refund", "mood"} {
+			covers(t, fmt.Sprintf("edit sensitivity %.1f %s", e, q), measure(t, res, q, MFlipRate+"[space]"), e)
+		}
+	}
+	res := probeAgainst(t, standin.Fragile{}, Perturb, 240, Params{})
+	for _, q := range []string{"team", "refund", "mood"} {
+		if f := measure(t, res, q, MFlipRate); f.K != 0 {
+			t.Errorf("an edit-blind respondent flipped %d of %d %s decisions", f.K, f.N, q)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package standin
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -43,6 +44,13 @@ import (
 //     level's index or text, or yes/no/true/false for a noul.
 //   - DistractorPull d (≤ 0.5): a choice option labelled DistractorLabel
 //     gets mass dᵢ: (1 − dᵢ)·p + dᵢ·e(distractor).
+//   - EditSensitivity e (≤ 1): a state that is not in its canonical form
+//     (every text lowercased with single spaces, object keys sorted) —
+//     a harmless edit such as doubled spaces, as the perturb probe makes —
+//     moves the answer to another outcome with probability e (a Bernoulli
+//     draw per state × question): 0.9 of the mass goes to the outcome after
+//     the most probable one, and a noul's P becomes 1 − P. Canonical
+//     states are answered as the ideal respondent would.
 //   - RepeatNoise t (≤ (k−1)/k): every answer is mixed with a vertex drawn
 //     afresh per request, (1 − h)·p + h·e(J), J uniform over the k
 //     outcomes, h = t·k/(k−1); the expected total-variation distance
@@ -59,6 +67,7 @@ type Fragile struct {
 	// DefaultDistractorLabel, the label jevlab probe adds by default).
 	DistractorLabel string
 	RepeatNoise     float64
+	EditSensitivity float64
 }
 
 // DefaultDistractorLabel is the label of the option jevlab probe --kind
@@ -76,7 +85,7 @@ func (f *Fragile) validate() error {
 	}{
 		{"position bias", f.PositionBias, 0.5}, {"negation gap", f.NegationGap, 0.25},
 		{"obedience", f.Obedience, 1}, {"distractor pull", f.DistractorPull, 0.5},
-		{"repeat noise", f.RepeatNoise, 0.5},
+		{"repeat noise", f.RepeatNoise, 0.5}, {"edit sensitivity", f.EditSensitivity, 1},
 	} {
 		if math.IsNaN(c.v) || c.v < 0 || c.v > c.max {
 			return fmt.Errorf("stand-in: fragile %s %v is outside [0, %g]", c.name, c.v, c.max)
@@ -106,6 +115,7 @@ type fragileReq struct {
 	state     []byte
 	targets   []string
 	stateHash uint64
+	edited    bool // the state is not in its canonical form (EditSensitivity)
 	seed      uint64
 	noise     *atomic.Uint64
 }
@@ -134,7 +144,31 @@ func (s *Server) fragileFor(state json.RawMessage) *fragileReq {
 		}
 	}
 	fr.stateHash = fnv(fnvOffset, fr.state)
+	if fr.f.EditSensitivity > 0 {
+		fr.edited = !bytes.Equal(canonicalState(fr.state), provider.Compact(fr.state))
+	}
 	return fr
+}
+
+// canonicalState is state with every text lowercased and its whitespace
+// collapsed to single spaces, and object keys sorted: the form whose
+// harmless edits (case, spacing, field order) the ideal respondent ignores.
+func canonicalState(state []byte) []byte {
+	var v any
+	if err := json.Unmarshal(state, &v); err != nil {
+		return state
+	}
+	v = walkStrings(v, func(str string) string { return strings.Join(strings.Fields(strings.ToLower(str)), " ") })
+	b, err := json.Marshal(v)
+	if err != nil {
+		return state
+	}
+	return b
+}
+
+// editFlip reports whether an edited state moves q's answer.
+func (fr *fragileReq) editFlip(q *provider.Question) bool {
+	return fr.edited && fr.draw(q, purposeEdit) < fr.f.EditSensitivity
 }
 
 // walkStrings rewrites every string in a decoded JSON value (keys kept);
@@ -176,6 +210,7 @@ const (
 	purposeObey       = 0x6f6265 // "obe"
 	purposeDistractor = 0x646973 // "dis"
 	purposeNoise      = 0x6e6f69 // "noi"
+	purposeEdit       = 0x656474 // "edt"
 )
 
 // negated reports whether a noul's instructions are a negation.
@@ -187,6 +222,15 @@ func negated(q *provider.Question) bool {
 // question's option/level order) and returns it.
 func (fr *fragileReq) adjust(q *provider.Question, ps []float64) []float64 {
 	f := fr.f
+	if fr.editFlip(q) && len(ps) > 1 {
+		best := 0
+		for i, p := range ps {
+			if p > ps[best] {
+				best = i
+			}
+		}
+		mixVertex(ps, (best+1)%len(ps), 0.9)
+	}
 	if q.Type == provider.Choice {
 		// Exact ties go to the option whose label sorts first, whatever
 		// the order asked (the plain answerer takes the first asked).
@@ -228,6 +272,9 @@ func (fr *fragileReq) adjust(q *provider.Question, ps []float64) []float64 {
 // adjustNoul applies the flaws to a noul's P(true).
 func (fr *fragileReq) adjustNoul(q *provider.Question, p float64) float64 {
 	f := fr.f
+	if fr.editFlip(q) {
+		p = 1 - p
+	}
 	if negated(q) {
 		p = 1 - p
 		if g := 2 * f.NegationGap * fr.draw(q, purposeNegation); g > 0 {
