@@ -464,26 +464,7 @@ func ImportJevEval(files JevEvalFiles, runs bool) (*Folder, error) {
 	unanswered := 0
 	for i, r := range rows {
 		id := fmt.Sprintf("row-%d", i)
-		ds.WriteString(`{"id": `)
-		ds.Write(provider.String(id))
-		ds.WriteString(`, "state": `)
-		ds.Write(r.State)
-		if len(r.Labels) > 0 {
-			ds.WriteString(`, "labels": {`)
-			n := 0
-			for _, e := range set.Questions {
-				if l, ok := r.Labels[e.ID]; ok {
-					if n > 0 {
-						ds.WriteString(", ")
-					}
-					n++
-					ds.Write(provider.String(e.ID))
-					ds.WriteString(": ")
-					ds.Write(l)
-				}
-			}
-			ds.WriteString("}")
-		}
+		writeRowHead(&ds, set, id, r.State, r.Labels)
 		if r.Meta != nil {
 			ds.WriteString(`, "meta": `)
 			ds.Write(r.Meta)
@@ -570,4 +551,31 @@ func ImportJevEval(files JevEvalFiles, runs bool) (*Folder, error) {
 		f.Runs = []Run{run}
 	}
 	return f, nil
+}
+
+// writeRowHead writes the start of a jevlab dataset row — {"id": ID,
+// "state": STATE and, when there are labels, "labels": {…} in the set's
+// question order — leaving the object open for the caller's extra fields.
+func writeRowHead(ds *bytes.Buffer, set *questionset.Set, id string, state json.RawMessage, labels map[string]json.RawMessage) {
+	ds.WriteString(`{"id": `)
+	ds.Write(provider.String(id))
+	ds.WriteString(`, "state": `)
+	ds.Write(state)
+	if len(labels) == 0 {
+		return
+	}
+	ds.WriteString(`, "labels": {`)
+	n := 0
+	for _, e := range set.Questions {
+		if l, ok := labels[e.ID]; ok {
+			if n > 0 {
+				ds.WriteString(", ")
+			}
+			n++
+			ds.Write(provider.String(e.ID))
+			ds.WriteString(": ")
+			ds.Write(l)
+		}
+	}
+	ds.WriteString("}")
 }

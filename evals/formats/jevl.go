@@ -379,26 +379,7 @@ func ImportJEVL(files []string, runs bool) (*Folder, error) {
 	var ds bytes.Buffer
 	tagged := 0
 	for _, it := range items {
-		ds.WriteString(`{"id": `)
-		ds.Write(provider.String(it.id))
-		ds.WriteString(`, "state": `)
-		ds.Write(it.state)
-		if len(it.labels) > 0 {
-			ds.WriteString(`, "labels": {`)
-			n := 0
-			for _, e := range set.Questions {
-				if l, ok := it.labels[e.ID]; ok {
-					if n > 0 {
-						ds.WriteString(", ")
-					}
-					n++
-					ds.Write(provider.String(e.ID))
-					ds.WriteString(": ")
-					ds.Write(l)
-				}
-			}
-			ds.WriteString("}")
-		}
+		writeRowHead(&ds, set, it.id, it.state, it.labels)
 		if len(it.tags) > 0 {
 			tagged++
 			tj, _ := json.Marshal(it.tags)
