@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/jevlab/jevlab/evals/dataset"
@@ -17,10 +18,10 @@ import (
 // whose instructions say "Route" always picks technical (a bad rewording),
 // any other picks billing when the state mentions a charge or refund and
 // technical otherwise. Nouls and scores get fixed answers.
-type routeProvider struct{ requests int }
+type routeProvider struct{ requests atomic.Int64 } // the runner asks from several workers
 
 func (p *routeProvider) Ask(_ context.Context, req *provider.Request) (*provider.Result, error) {
-	p.requests++
+	p.requests.Add(1)
 	res := &provider.Result{Model: "jev-1.13.0"}
 	st := strings.ToLower(string(req.State))
 	for _, e := range req.Questions {
@@ -76,8 +77,8 @@ func TestVariantPairsAndPromote(t *testing.T) {
 	if _, err := s.StartRun(context.Background(), items, "v", "", nil); err != nil {
 		t.Fatal(err)
 	}
-	if p.requests != len(items) {
-		t.Fatalf("%d requests for %d items", p.requests, len(items))
+	if p.requests.Load() != int64(len(items)) {
+		t.Fatalf("%d requests for %d items", p.requests.Load(), len(items))
 	}
 	v, err := LoadRun(context.Background(), db, "latest", ViewConfig{})
 	if err != nil {
