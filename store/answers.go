@@ -344,25 +344,42 @@ func (db *DB) FailedItems(ctx context.Context, runID string, limit int) ([]ItemR
 // then repeat). fn must not keep a after it returns unless it copies it; the
 // Answer it points to is fresh for each call.
 func (db *DB) ForEachAnswer(ctx context.Context, runID string, fn func(*ItemAnswer) error) error {
-	return db.forEachAnswer(ctx, runID, true, fn)
+	return db.forEachAnswer(ctx, runID, "", true, fn)
+}
+
+// ItemAnswers returns one item's answers in run (every question and
+// repeat, raw bytes included): what a screen shows of an item picked from
+// a large run without reading the run.
+func (db *DB) ItemAnswers(ctx context.Context, runID, itemID string) ([]ItemAnswer, error) {
+	var out []ItemAnswer
+	err := db.forEachAnswer(ctx, runID, itemID, true, func(a *ItemAnswer) error {
+		out = append(out, *a)
+		return nil
+	})
+	return out, err
 }
 
 // ForEachAnswerNoRaw is ForEachAnswer without each answer's Raw (nil): what
 // metrics and comparisons read, without the bytes as received, so a large
 // run's answers are read faster and held in less memory.
 func (db *DB) ForEachAnswerNoRaw(ctx context.Context, runID string, fn func(*ItemAnswer) error) error {
-	return db.forEachAnswer(ctx, runID, false, fn)
+	return db.forEachAnswer(ctx, runID, "", false, fn)
 }
 
-func (db *DB) forEachAnswer(ctx context.Context, runID string, withRaw bool, fn func(*ItemAnswer) error) error {
+// forEachAnswer streams run's answers, only item's when item is not "".
+func (db *DB) forEachAnswer(ctx context.Context, runID, item string, withRaw bool, fn func(*ItemAnswer) error) error {
 	rawCol := "raw, raw_dict"
 	if !withRaw {
 		rawCol = "NULL, NULL"
 	}
+	where, args := "run_id = ?", []any{runID}
+	if item != "" {
+		where, args = "run_id = ? AND item_id = ?", []any{runID, item}
+	}
 	unpack := rawUnpacker{db: db.sql}
 	rows, err := db.sql.QueryContext(ctx, `SELECT item_id, question_id, repeat, seq, type, decided, p, score, choice, confidence,
 		probs, `+rawCol+`, source, model, recorded_at, origin, latency_ms, label_index, label_text, err_kind, err_msg
-		FROM answers WHERE run_id = ? ORDER BY seq, question_id, repeat`, runID)
+		FROM answers WHERE `+where+` ORDER BY seq, question_id, repeat`, args...)
 	if err != nil {
 		return fmt.Errorf("answers of run %s: %w", runID, err)
 	}

@@ -12,7 +12,7 @@ import (
 // calls out), version, concurrency, rps, timeout, cache flags.
 func (a *app) runTemplate(db *store.DB, p provider.Provider, mode Mode) *workbench.RunTemplate {
 	t := &workbench.RunTemplate{
-		DB: db, Provider: p, ProviderKind: string(mode), Version: versionString(),
+		DB: db, Provider: p, ProviderKind: string(mode), Version: versionString(), Build: summaryBuild(),
 		Concurrency: a.concurrency, RPS: a.rps, Timeout: a.timeout, Fresh: a.fresh, Offline: a.offline,
 	}
 	if mode != ModeOffline && mode != "" {

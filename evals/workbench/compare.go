@@ -46,6 +46,52 @@ func CompareRuns(ctx context.Context, db *store.DB, refA, refB string, opt *Comp
 	return compareData(runs[0], runs[1], data[0], data[1], opt)
 }
 
+// CompareStored compares two runs already resolved (b the candidate
+// against a, the baseline), with opt (nil: DefaultCompareOptions);
+// progress, when set, hears how far each run's answers have been read
+// (from the calling goroutine). Cancel ctx to stop it.
+func CompareStored(ctx context.Context, db *store.DB, a, b *Run, opt *CompareOptions, progress func(LoadProgress)) (*Compared, error) {
+	if db == nil {
+		return nil, fmt.Errorf("no database (choose one with --db or $JEVLAB_DB)")
+	}
+	if a.ID == b.ID {
+		return nil, &SameRunError{A: a.ID, B: b.ID, ID: a.ID}
+	}
+	var data [2]compare.RunData
+	for i, r := range []*Run{a, b} {
+		var err error
+		if data[i], err = compare.LoadRun(ctx, db, r); err != nil {
+			return nil, err
+		}
+		if progress != nil {
+			progress(LoadProgress{Read: i + 1, Total: 2})
+		}
+	}
+	return compareData(a, b, data[0], data[1], opt)
+}
+
+// ItemAnswers returns one item's first-repeat results in run by question
+// id, with the labels the run stored: what a screen shows of an item it
+// picked (a flip, a wrong answer) without loading the run.
+func ItemAnswers(ctx context.Context, db *store.DB, run *Run, itemID string) (map[string]*ItemResult, error) {
+	if db == nil {
+		return nil, fmt.Errorf("no database (choose one with --db or $JEVLAB_DB)")
+	}
+	as, err := db.ItemAnswers(ctx, run.ID, itemID)
+	if err != nil {
+		return nil, fmt.Errorf("run %s item %s: %w", run.ID, itemID, err)
+	}
+	out := map[string]*ItemResult{}
+	for i := range as {
+		a := &as[i]
+		if a.Repeat != 0 {
+			continue
+		}
+		out[a.QuestionID] = itemResultOf(a)
+	}
+	return out, nil
+}
+
 // compareData checks opt against the two runs (a --map or --allow-changed
 // naming what neither run has is the caller's mistake) and compares them.
 func compareData(a, b *Run, da, db compare.RunData, opt *CompareOptions) (*Compared, error) {

@@ -30,6 +30,9 @@ type RunTemplate struct {
 	BaseURL string
 	// Version is jevlab's version string, recorded with the run.
 	Version string
+	// Build names the build for stored run summaries (ViewConfig.Build):
+	// what `jevlab show` passes, so a screen reads the same summaries.
+	Build string
 	// Concurrency bounds the workers; RPS and Timeout are the client's
 	// limits, recorded as settings.
 	Concurrency int

@@ -36,6 +36,21 @@ type ItemResult struct {
 	LabelText string
 }
 
+// itemResultOf is a stored answer as a view's item result.
+func itemResultOf(a *store.ItemAnswer) *ItemResult {
+	r := &ItemResult{Answer: a.Answer, Label: -1, LabelText: a.LabelText}
+	if a.Answer == nil {
+		r.Err = a.ErrKind
+		if a.ErrMsg != "" {
+			r.Err += ": " + a.ErrMsg
+		}
+	}
+	if a.Label != nil {
+		r.Label = *a.Label
+	}
+	return r
+}
+
 // RunView is a stored run read back once and measured once: what `show`
 // prints and the evaluate screen draws.
 type RunView struct {
@@ -79,7 +94,23 @@ type ViewConfig struct {
 	// every answer again; a build whose metrics differ never reads another
 	// build's summary. Empty: always computed.
 	Build string
+	// Progress, when set, is called from the loading goroutine as answers
+	// are read (at most every progressEvery answers, and once at the end);
+	// never from a Bubble Tea Update. Cancel the context to stop a load.
+	Progress func(LoadProgress)
 }
+
+// LoadProgress says how far a load has read: Read answers of about Total
+// (the run's stored items × repeats × questions; 0 when unknown).
+type LoadProgress struct {
+	Read, Total int
+	// Summary is true when the report came from the run's stored summary
+	// (no answer is read).
+	Summary bool
+}
+
+// progressEvery is how many answers a load reads between two Progress calls.
+const progressEvery = 16384
 
 // LoadRun resolves ref (an id, a unique prefix, latest or latest~N), reads
 // the run's snapshot and answers once and computes its report.
@@ -124,6 +155,9 @@ func loadRun(ctx context.Context, db *store.DB, run *Run, cfg ViewConfig) (*RunV
 			return nil, err
 		}
 		if ok {
+			if cfg.Progress != nil {
+				cfg.Progress(LoadProgress{Summary: true})
+			}
 			return v, nil
 		}
 	}
@@ -137,7 +171,16 @@ func loadRun(ctx context.Context, db *store.DB, run *Run, cfg ViewConfig) (*RunV
 	if cfg.ReportOnly {
 		each = db.ForEachAnswerNoRaw // no metric reads the raw bytes
 	}
+	total := run.Done * len(set.Questions)
+	read := 0
 	err = each(ctx, run.ID, func(a *store.ItemAnswer) error {
+		read++
+		if cfg.Progress != nil && read%progressEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			cfg.Progress(LoadProgress{Read: read, Total: max(total, read)})
+		}
 		obs[a.QuestionID] = append(obs[a.QuestionID], report.ObsOf(a))
 		if a.Repeat != 0 || cfg.ReportOnly {
 			return nil
@@ -148,17 +191,7 @@ func loadRun(ctx context.Context, db *store.DB, run *Run, cfg ViewConfig) (*RunV
 			v.Items[a.ItemID] = m
 			v.ItemIDs = append(v.ItemIDs, a.ItemID)
 		}
-		r := &ItemResult{Answer: a.Answer, Label: -1, LabelText: a.LabelText}
-		if a.Answer == nil {
-			r.Err = a.ErrKind
-			if a.ErrMsg != "" {
-				r.Err += ": " + a.ErrMsg
-			}
-		}
-		if a.Label != nil {
-			r.Label = *a.Label
-		}
-		m[a.QuestionID] = r
+		m[a.QuestionID] = itemResultOf(a)
 		return nil
 	})
 	if err != nil {
@@ -166,6 +199,9 @@ func loadRun(ctx context.Context, db *store.DB, run *Run, cfg ViewConfig) (*RunV
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if cfg.Progress != nil {
+		cfg.Progress(LoadProgress{Read: read, Total: max(total, read)})
 	}
 	v.Report = report.Build(run, set, obs, opt, questionset.Gate{})
 	v.evaluateGates(cfg)
