@@ -165,6 +165,16 @@ func (db *DB) SaveItems(ctx context.Context, runID string, items []ItemResult) (
 						buf = appendFloats(buf[:0], an.Probs)
 						args[11] = string(buf)
 					}
+					if an.Type == provider.Box {
+						// A box has no distribution: its probs column holds
+						// the edges [top,bottom,left,right], so metrics read
+						// them without the raw bytes.
+						args[11] = nil
+						if e, ok := an.BoxOf(); ok {
+							buf = appendFloats(buf[:0], []float64{e.Top, e.Bottom, e.Left, e.Right})
+							args[11] = string(buf)
+						}
+					}
 					if an.Raw != nil {
 						packed, dict, err := db.packer.pack(ctx, tx, runID, a.QuestionID, an.Raw, newDicts)
 						if err != nil {
@@ -425,6 +435,14 @@ func (db *DB) forEachAnswer(ctx context.Context, runID, item string, withRaw boo
 				if an.Probs, err = parseFloats(probs); err != nil {
 					return fmt.Errorf("answers of run %s: item %s question %s: bad stored distribution: %w", runID, a.ItemID, a.QuestionID, err)
 				}
+			}
+			if an.Type == provider.Box && an.Probs != nil {
+				// A box's probs column holds its edges (see SaveItems).
+				if len(an.Probs) != 4 {
+					return fmt.Errorf("answers of run %s: item %s question %s: bad stored box: %d numbers, want 4 (top, bottom, left, right)", runID, a.ItemID, a.QuestionID, len(an.Probs))
+				}
+				an.Box = &provider.Edges{Top: an.Probs[0], Bottom: an.Probs[1], Left: an.Probs[2], Right: an.Probs[3]}
+				an.Probs = nil
 			}
 			a.Answer = an
 		}
