@@ -354,7 +354,7 @@ func (db *DB) FailedItems(ctx context.Context, runID string, limit int) ([]ItemR
 // then repeat). fn must not keep a after it returns unless it copies it; the
 // Answer it points to is fresh for each call.
 func (db *DB) ForEachAnswer(ctx context.Context, runID string, fn func(*ItemAnswer) error) error {
-	return db.forEachAnswer(ctx, runID, "", true, fn)
+	return db.forEachAnswer(ctx, runID, answerFilter{}, true, fn)
 }
 
 // ItemAnswers returns one item's answers in run (every question and
@@ -362,7 +362,7 @@ func (db *DB) ForEachAnswer(ctx context.Context, runID string, fn func(*ItemAnsw
 // a large run without reading the run.
 func (db *DB) ItemAnswers(ctx context.Context, runID, itemID string) ([]ItemAnswer, error) {
 	var out []ItemAnswer
-	err := db.forEachAnswer(ctx, runID, itemID, true, func(a *ItemAnswer) error {
+	err := db.forEachAnswer(ctx, runID, answerFilter{item: itemID}, true, func(a *ItemAnswer) error {
 		out = append(out, *a)
 		return nil
 	})
@@ -373,18 +373,36 @@ func (db *DB) ItemAnswers(ctx context.Context, runID, itemID string) ([]ItemAnsw
 // metrics and comparisons read, without the bytes as received, so a large
 // run's answers are read faster and held in less memory.
 func (db *DB) ForEachAnswerNoRaw(ctx context.Context, runID string, fn func(*ItemAnswer) error) error {
-	return db.forEachAnswer(ctx, runID, "", false, fn)
+	return db.forEachAnswer(ctx, runID, answerFilter{}, false, fn)
 }
 
-// forEachAnswer streams run's answers, only item's when item is not "".
-func (db *DB) forEachAnswer(ctx context.Context, runID, item string, withRaw bool, fn func(*ItemAnswer) error) error {
+// ForEachQuestionAnswerNoRaw is ForEachAnswerNoRaw for one question's
+// answers only (in dataset order, then repeat): what a report or a
+// comparison reads question by question, so a large run never has more
+// than one question's answers in memory.
+func (db *DB) ForEachQuestionAnswerNoRaw(ctx context.Context, runID, questionID string, fn func(*ItemAnswer) error) error {
+	return db.forEachAnswer(ctx, runID, answerFilter{question: questionID, byQuestion: true}, false, fn)
+}
+
+// answerFilter narrows forEachAnswer to one item or one question.
+type answerFilter struct {
+	item       string
+	question   string
+	byQuestion bool
+}
+
+// forEachAnswer streams run's answers that pass f.
+func (db *DB) forEachAnswer(ctx context.Context, runID string, f answerFilter, withRaw bool, fn func(*ItemAnswer) error) error {
 	rawCol := "raw, raw_dict"
 	if !withRaw {
 		rawCol = "NULL, NULL"
 	}
 	where, args := "run_id = ?", []any{runID}
-	if item != "" {
-		where, args = "run_id = ? AND item_id = ?", []any{runID, item}
+	switch {
+	case f.item != "":
+		where, args = "run_id = ? AND item_id = ?", []any{runID, f.item}
+	case f.byQuestion:
+		where, args = "run_id = ? AND question_id = ?", []any{runID, f.question}
 	}
 	unpack := rawUnpacker{db: db.sql}
 	rows, err := db.sql.QueryContext(ctx, `SELECT item_id, question_id, repeat, seq, type, decided, p, score, choice, confidence,

@@ -1,0 +1,65 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"testing"
+)
+
+// One question's stream holds exactly that question's answers, in dataset
+// order, and equals the whole stream filtered; one item's likewise.
+func TestQuestionAndItemStreams(t *testing.T) {
+	db := openTemp(t)
+	ctx := context.Background()
+	r := newRun(t, db, "filtered", "jev-latest")
+	var items []ItemResult
+	for i := 0; i < 40; i++ {
+		items = append(items, sampleItem(fmt.Sprint("i", (i*17)%40), i, 0, 0.5))
+	}
+	// Stored out of dataset order, as concurrent workers write.
+	for _, b := range [][]ItemResult{items[20:], items[:20]} {
+		if _, err := db.SaveItems(ctx, r.ID, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := db.RunAnswers(ctx, r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byQ := map[string][]string{}
+	for _, a := range all {
+		byQ[a.QuestionID] = append(byQ[a.QuestionID], fmt.Sprintf("%s/%d/%v", a.ItemID, a.Seq, a.Answer.P))
+	}
+	if len(byQ) < 2 {
+		t.Fatalf("want answers to two questions, got %v", byQ)
+	}
+	for q, want := range byQ {
+		var got []string
+		if err := db.ForEachQuestionAnswerNoRaw(ctx, r.ID, q, func(a *ItemAnswer) error {
+			if a.QuestionID != q {
+				return fmt.Errorf("question %s in the stream of %s", a.QuestionID, q)
+			}
+			got = append(got, fmt.Sprintf("%s/%d/%v", a.ItemID, a.Seq, a.Answer.P))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("question %s: %v, want %v", q, got, want)
+		}
+	}
+	if err := db.ForEachQuestionAnswerNoRaw(ctx, r.ID, "no-such-question", func(*ItemAnswer) error {
+		return fmt.Errorf("an answer to a question the run does not have")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	one, err := db.ItemAnswers(ctx, r.ID, "i17")
+	if err != nil || len(one) != len(byQ) {
+		t.Fatalf("item i17: %d answers (%v), want %d", len(one), err, len(byQ))
+	}
+	for _, a := range one {
+		if a.ItemID != "i17" || a.Answer == nil {
+			t.Fatalf("item stream: %+v", a)
+		}
+	}
+}
