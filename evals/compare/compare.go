@@ -259,6 +259,14 @@ type Noise struct {
 // Compare pairs run b (candidate) with run a (baseline) question by
 // question (in a's order) and item by item (first repeat of each item).
 func Compare(a, b RunData, opt Options) *Comparison {
+	c, _ := CompareLoaded(a, b, opt) // in-memory RunData: no load to fail
+	return c
+}
+
+// CompareLoaded is Compare for runs whose observations are read on demand
+// (RunData.Load, e.g. LoadRun): one question of each run at a time. Its
+// error is the first load that failed.
+func CompareLoaded(a, b RunData, opt Options) (*Comparison, error) {
 	opt = opt.withDefaults()
 	c := &Comparison{
 		A:         RunRef{a.ID, a.Name, a.Model},
@@ -279,7 +287,15 @@ func Compare(a, b RunData, opt Options) *Comparison {
 		if !ok {
 			qc = QuestionComparison{ID: e.ID, Type: e.Question.Type, Reason: "question absent from run B", Verdict: NotComparable}
 		} else {
-			qc = compareQuestion(e.ID, &a.Questions[i].Question, qb, &a, &b, opt, uint64(i))
+			oa, err := a.QuestionObs(e.ID)
+			if err != nil {
+				return nil, err
+			}
+			ob, err := b.QuestionObs(e.ID)
+			if err != nil {
+				return nil, err
+			}
+			qc = compareQuestion(e.ID, &a.Questions[i].Question, qb, oa, ob, &a, &b, opt, uint64(i))
 		}
 		c.Questions = append(c.Questions, qc)
 	}
@@ -301,7 +317,7 @@ func Compare(a, b RunData, opt Options) *Comparison {
 		c.NotComparable = append(c.NotComparable, Incomparable{Question: q.ID, Reason: q.Reason, Allowed: q.Allowed})
 	}
 	overall(c)
-	return c
+	return c, nil
 }
 
 // CheckOptions checks opt's AllowChanged and Map against the two runs: every
@@ -401,7 +417,7 @@ func quoteAll(s []string) string {
 	return strings.Join(q, ", ")
 }
 
-func compareQuestion(id string, qa, qb *provider.Question, a, b *RunData, opt Options, qi uint64) QuestionComparison {
+func compareQuestion(id string, qa, qb *provider.Question, obsA, obsB []metrics.Obs, a, b *RunData, opt Options, qi uint64) QuestionComparison {
 	qc := QuestionComparison{ID: id, Type: qa.Type, McNemar: McNemar{P: 1, PHolm: 1}, BrierP: 1, BrierPHolm: 1}
 	remap, reason := alignQuestion(qa, qb, opt.Map[id])
 	if len(opt.Map[id]) > 0 {
@@ -411,11 +427,10 @@ func compareQuestion(id string, qa, qb *provider.Question, a, b *RunData, opt Op
 		qc.Reason, qc.Verdict = reason, NotComparable
 		return qc
 	}
-	obsB := b.Obs[id]
 	if remap != nil {
 		obsB = remapObs(obsB, remap)
 	}
-	fa, fb := firstRepeat(a.Obs[id]), firstRepeat(obsB)
+	fa, fb := firstRepeat(obsA), firstRepeat(obsB)
 	posB := make(map[string]int, len(fb))
 	for i := range fb {
 		posB[fb[i].ItemID] = i
@@ -470,7 +485,7 @@ func compareQuestion(id string, qa, qb *provider.Question, a, b *RunData, opt Op
 		qc.Drift.ChangedShare = float64(qc.Drift.ChangedDecisions) / float64(qc.Paired)
 	}
 
-	qc.Noise.A = metrics.RepeatNoise(qa, a.Obs[id], ta)
+	qc.Noise.A = metrics.RepeatNoise(qa, obsA, ta)
 	qc.Noise.B = metrics.RepeatNoise(qa, obsB, tb)
 	qc.Noise.Known = qc.Noise.A.Items > 0 || qc.Noise.B.Items > 0
 	qc.Noise.FlipRate = max(qc.Noise.A.FlipRate, qc.Noise.B.FlipRate)

@@ -11,8 +11,9 @@ import (
 )
 
 // LoadRun reads a stored run as RunData: its question-set snapshot (for
-// the questions and noul thresholds) and every stored answer, streamed
-// without the raw answer bytes.
+// the questions and noul thresholds), with a Load that streams one
+// question's stored answers (without the raw bytes) when the comparison
+// reaches it. ctx and db must stay valid until the comparison is done.
 func LoadRun(ctx context.Context, db *store.DB, run *store.Run) (RunData, error) {
 	snap, err := db.QuestionSet(ctx, run.SetHash)
 	if err != nil {
@@ -22,15 +23,17 @@ func LoadRun(ctx context.Context, db *store.DB, run *store.Run) (RunData, error)
 	if err != nil {
 		return RunData{}, fmt.Errorf("run %s: %w", run.ID, err)
 	}
-	// Streamed, without the raw answer bytes (no metric reads them), so
-	// only the observations are held.
-	rd := RunData{ID: run.ID, Questions: set.Questions, Obs: map[string][]metrics.Obs{}}
-	err = db.ForEachAnswerNoRaw(ctx, run.ID, func(a *store.ItemAnswer) error {
-		rd.Obs[a.QuestionID] = append(rd.Obs[a.QuestionID], obsOf(a))
-		return nil
-	})
-	if err != nil {
-		return RunData{}, err
+	// Read question by question as the comparison asks (without the raw
+	// answer bytes, which no metric reads), so a large run is never held
+	// whole.
+	rd := RunData{ID: run.ID, Questions: set.Questions}
+	rd.Load = func(qid string) ([]metrics.Obs, error) {
+		var obs []metrics.Obs
+		err := db.ForEachQuestionAnswerNoRaw(ctx, run.ID, qid, func(a *store.ItemAnswer) error {
+			obs = append(obs, obsOf(a))
+			return nil
+		})
+		return obs, err
 	}
 	rd.Name = run.Name
 	rd.Model = run.Model

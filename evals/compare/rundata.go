@@ -5,6 +5,8 @@
 package compare
 
 import (
+	"fmt"
+
 	"github.com/jevlab/jevlab/evals/metrics"
 	"github.com/jevlab/jevlab/provider"
 	"github.com/jevlab/jevlab/store"
@@ -22,6 +24,26 @@ type RunData struct {
 	Obs map[string][]metrics.Obs
 	// Thresholds are per-question noul thresholds (default 0.5).
 	Thresholds map[string]float64
+	// Load, when set, reads one question's observations on demand (a
+	// stored run, LoadRun): Compare then holds one question of each run at
+	// a time. Obs, when it has the question, wins.
+	Load func(questionID string) ([]metrics.Obs, error)
+}
+
+// QuestionObs returns question id's observations: Obs[id], else read by
+// Load (nil and no error when neither has them).
+func (r *RunData) QuestionObs(id string) ([]metrics.Obs, error) {
+	if o, ok := r.Obs[id]; ok {
+		return o, nil
+	}
+	if r.Load == nil {
+		return nil, nil
+	}
+	o, err := r.Load(id)
+	if err != nil {
+		return nil, fmt.Errorf("run %s question %s: %w", r.ID, id, err)
+	}
+	return o, nil
 }
 
 // FromItemAnswers builds RunData from a run's stored answers

@@ -38,14 +38,29 @@ type VariantComparison struct {
 // test are Holm-corrected across the variants of each question and the
 // verdicts set.
 func CompareVariants(run RunData, vs []Variant, opt Options) []VariantComparison {
+	out, _ := CompareVariantsLoaded(run, vs, opt) // in-memory RunData: no load to fail
+	return out
+}
+
+// CompareVariantsLoaded is CompareVariants for a run whose observations
+// are read on demand (RunData.Load): two questions at a time.
+func CompareVariantsLoaded(run RunData, vs []Variant, opt Options) ([]VariantComparison, error) {
 	opt = opt.withDefaults()
 	var out []VariantComparison
 	for _, v := range vs {
 		if _, ok := run.Questions.Get(v.Question); !ok {
 			continue
 		}
+		base, err := run.QuestionObs(v.Question)
+		if err != nil {
+			return nil, err
+		}
+		asked, err := run.QuestionObs(v.ID)
+		if err != nil {
+			return nil, err
+		}
 		a := RunData{ID: run.ID, Name: run.Name, Model: run.Model, Questions: run.Questions,
-			Obs: map[string][]metrics.Obs{v.Question: run.Obs[v.Question]}, Thresholds: map[string]float64{v.Question: run.threshold(v.Question)}}
+			Obs: map[string][]metrics.Obs{v.Question: base}, Thresholds: map[string]float64{v.Question: run.threshold(v.Question)}}
 		qs := make(provider.Questions, len(run.Questions))
 		copy(qs, run.Questions)
 		for i := range qs {
@@ -58,7 +73,7 @@ func CompareVariants(run RunData, vs []Variant, opt Options) []VariantComparison
 			th = run.threshold(v.Question)
 		}
 		b := RunData{ID: run.ID, Name: run.Name, Model: run.Model, Questions: qs,
-			Obs: map[string][]metrics.Obs{v.Question: run.Obs[v.ID]}, Thresholds: map[string]float64{v.Question: th}}
+			Obs: map[string][]metrics.Obs{v.Question: asked}, Thresholds: map[string]float64{v.Question: th}}
 		c := Compare(a, b, opt)
 		for _, qc := range c.Questions {
 			if qc.ID == v.Question {
@@ -104,5 +119,5 @@ func CompareVariants(run RunData, vs []Variant, opt Options) []VariantComparison
 			}
 		}
 	}
-	return out
+	return out, nil
 }

@@ -37,37 +37,45 @@ type CostFit struct {
 func FitCosts(set *questionset.Set, obs map[string][]metrics.Obs, sp questionset.SplitSpec, runSplit string) []CostFit {
 	var out []CostFit
 	for _, e := range set.Questions {
-		st, ok := set.Settings[e.ID]
-		if !ok || st.Costs == nil || st.Costs.Choice || e.Question.Type != provider.Noul {
-			continue
+		if f, ok := FitCost(set, e, obs[e.ID], sp, runSplit); ok {
+			out = append(out, f)
 		}
-		c := costs.Costs{FalsePositive: st.Costs.FalsePositive, FalseNegative: st.Costs.FalseNegative, Abstain: st.Costs.Abstain}
-		var dev, test []costs.Point
-		for _, o := range obs[e.ID] {
-			if o.Repeat != 0 || !o.HasLabel || o.Answer == nil || math.IsNaN(o.Answer.P) || o.Label < 0 {
-				continue
-			}
-			p := costs.Point{P: o.Answer.P, Label: o.Label == 1}
-			if runSplit == "" && sp.Of(o.ItemID) == questionset.SplitTest {
-				test = append(test, p)
-			} else {
-				dev = append(dev, p)
-			}
-		}
-		f := CostFit{Question: e.ID, Costs: c, FitOn: questionset.SplitDev, CheckOn: questionset.SplitTest, Split: sp.String()}
-		if runSplit != "" {
-			f.FitOn, f.CheckOn, f.Split = runSplit, "", "the run asked "+runSplit+" only"
-			f.Note = "fitted in-sample on the run's " + runSplit + " items; evaluate every item to fit on dev and check on test"
-		}
-		f.Fit = costs.Fit(dev, c)
-		f.TooFew = costs.TooFew(dev)
-		if runSplit == "" {
-			chk := costs.Evaluate(test, f.Fit.Lo, f.Fit.Hi, c)
-			f.Check = &chk
-		}
-		out = append(out, f)
 	}
 	return out
+}
+
+// FitCost is FitCosts for one question e and its observations; ok is false
+// when e is not a noul that declares costs.
+func FitCost(set *questionset.Set, e provider.QuestionEntry, obs []metrics.Obs, sp questionset.SplitSpec, runSplit string) (CostFit, bool) {
+	st, ok := set.Settings[e.ID]
+	if !ok || st.Costs == nil || st.Costs.Choice || e.Question.Type != provider.Noul {
+		return CostFit{}, false
+	}
+	c := costs.Costs{FalsePositive: st.Costs.FalsePositive, FalseNegative: st.Costs.FalseNegative, Abstain: st.Costs.Abstain}
+	var dev, test []costs.Point
+	for _, o := range obs {
+		if o.Repeat != 0 || !o.HasLabel || o.Answer == nil || math.IsNaN(o.Answer.P) || o.Label < 0 {
+			continue
+		}
+		p := costs.Point{P: o.Answer.P, Label: o.Label == 1}
+		if runSplit == "" && sp.Of(o.ItemID) == questionset.SplitTest {
+			test = append(test, p)
+		} else {
+			dev = append(dev, p)
+		}
+	}
+	f := CostFit{Question: e.ID, Costs: c, FitOn: questionset.SplitDev, CheckOn: questionset.SplitTest, Split: sp.String()}
+	if runSplit != "" {
+		f.FitOn, f.CheckOn, f.Split = runSplit, "", "the run asked "+runSplit+" only"
+		f.Note = "fitted in-sample on the run's " + runSplit + " items; evaluate every item to fit on dev and check on test"
+	}
+	f.Fit = costs.Fit(dev, c)
+	f.TooFew = costs.TooFew(dev)
+	if runSplit == "" {
+		chk := costs.Evaluate(test, f.Fit.Lo, f.Fit.Hi, c)
+		f.Check = &chk
+	}
+	return f, true
 }
 
 // CostLines are the text lines of a report's cost fits.
@@ -278,35 +286,43 @@ func ChoiceCostsOf(set *questionset.Set, e provider.QuestionEntry) (costs.Choice
 func FitChoiceCosts(set *questionset.Set, obs map[string][]metrics.Obs, sp questionset.SplitSpec, runSplit string) []ChoiceCostFit {
 	var out []ChoiceCostFit
 	for _, e := range set.Questions {
-		c, ok := ChoiceCostsOf(set, e)
-		if !ok {
-			continue
+		if f, ok := FitChoiceCost(set, e, obs[e.ID], sp, runSplit); ok {
+			out = append(out, f)
 		}
-		var dev, test []costs.ChoicePoint
-		for _, p := range ChoicePoints(&e.Question, obs[e.ID]) {
-			if runSplit == "" && sp.Of(p.ItemID) == questionset.SplitTest {
-				test = append(test, p.Point)
-			} else {
-				dev = append(dev, p.Point)
-			}
-		}
-		f := ChoiceCostFit{Question: e.ID, Costs: c, FitOn: questionset.SplitDev, CheckOn: questionset.SplitTest, Split: sp.String()}
-		if runSplit != "" {
-			f.FitOn, f.CheckOn, f.Split = runSplit, "", "the run asked "+runSplit+" only"
-			f.Note = "fitted in-sample on the run's " + runSplit + " items; evaluate every item to fit on dev and check on test"
-		}
-		f.Fit = costs.FitChoice(dev, c)
-		f.Cutpoint = costs.Threshold(f.Fit.Cutpoint)
-		if len(dev) < costs.MinFitLabels {
-			f.TooFew = fmt.Sprintf("%d labelled answers to fit on; a cost-optimal cut-point needs at least %d", len(dev), costs.MinFitLabels)
-		}
-		if runSplit == "" {
-			chk := costs.EvaluateChoice(test, f.Fit.Cutpoint, c)
-			f.Check = &chk
-		}
-		out = append(out, f)
 	}
 	return out
+}
+
+// FitChoiceCost is FitChoiceCosts for one question e and its observations;
+// ok is false when e is not a choice that declares costs.
+func FitChoiceCost(set *questionset.Set, e provider.QuestionEntry, obs []metrics.Obs, sp questionset.SplitSpec, runSplit string) (ChoiceCostFit, bool) {
+	c, ok := ChoiceCostsOf(set, e)
+	if !ok {
+		return ChoiceCostFit{}, false
+	}
+	var dev, test []costs.ChoicePoint
+	for _, p := range ChoicePoints(&e.Question, obs) {
+		if runSplit == "" && sp.Of(p.ItemID) == questionset.SplitTest {
+			test = append(test, p.Point)
+		} else {
+			dev = append(dev, p.Point)
+		}
+	}
+	f := ChoiceCostFit{Question: e.ID, Costs: c, FitOn: questionset.SplitDev, CheckOn: questionset.SplitTest, Split: sp.String()}
+	if runSplit != "" {
+		f.FitOn, f.CheckOn, f.Split = runSplit, "", "the run asked "+runSplit+" only"
+		f.Note = "fitted in-sample on the run's " + runSplit + " items; evaluate every item to fit on dev and check on test"
+	}
+	f.Fit = costs.FitChoice(dev, c)
+	f.Cutpoint = costs.Threshold(f.Fit.Cutpoint)
+	if len(dev) < costs.MinFitLabels {
+		f.TooFew = fmt.Sprintf("%d labelled answers to fit on; a cost-optimal cut-point needs at least %d", len(dev), costs.MinFitLabels)
+	}
+	if runSplit == "" {
+		chk := costs.EvaluateChoice(test, f.Fit.Cutpoint, c)
+		f.Check = &chk
+	}
+	return f, true
 }
 
 // ChoiceCostLines are the text lines of a report's choice cost fits.

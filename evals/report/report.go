@@ -10,6 +10,7 @@ import (
 	"github.com/jevlab/jevlab/evals/compare"
 	"github.com/jevlab/jevlab/evals/metrics"
 	"github.com/jevlab/jevlab/evals/questionset"
+	"github.com/jevlab/jevlab/provider"
 	"github.com/jevlab/jevlab/store"
 )
 
@@ -125,24 +126,39 @@ func ObsOf(a *store.ItemAnswer) metrics.Obs {
 // id, in the set's question order. Each question's noul threshold and
 // min_confidence (routing to uncertain) come from set.
 func Build(run *store.Run, set *questionset.Set, obs map[string][]metrics.Obs, opt metrics.Options, flags questionset.Gate) *RunReport {
-	rep := &RunReport{Run: run, Set: set}
+	qs := make([]*metrics.QuestionReport, 0, len(set.Questions))
+	for _, e := range set.Questions {
+		qs = append(qs, Question(set, e, obs[e.ID], opt))
+	}
+	return Assemble(run, set, qs, flags)
+}
+
+// Question computes the report of one question of set (e) from its
+// observations, with the question's threshold and min_confidence: what
+// Build does for each question, for callers that read a large run one
+// question at a time.
+func Question(set *questionset.Set, e provider.QuestionEntry, obs []metrics.Obs, opt metrics.Options) *metrics.QuestionReport {
 	// The store keeps usage per request (item), never per question.
 	opt.UsagePerRequest = true
-	for _, e := range set.Questions {
-		o := opt
-		o.Threshold = set.Threshold(e.ID)
-		o.MinConfidence = nil
-		if mc, ok := set.MinConfidence(e.ID); ok {
-			o.MinConfidence = &mc
-		}
-		q := e.Question
-		r := metrics.Compute(&q, obs[e.ID], o)
-		r.ID = e.ID
-		if r.Selective.Cutpoint != nil {
-			r.Selective.Cutpoint.Question = e.ID
-		}
-		rep.Questions = append(rep.Questions, r)
+	o := opt
+	o.Threshold = set.Threshold(e.ID)
+	o.MinConfidence = nil
+	if mc, ok := set.MinConfidence(e.ID); ok {
+		o.MinConfidence = &mc
 	}
+	q := e.Question
+	r := metrics.Compute(&q, obs, o)
+	r.ID = e.ID
+	if r.Selective.Cutpoint != nil {
+		r.Selective.Cutpoint.Question = e.ID
+	}
+	return r
+}
+
+// Assemble is the report of run from its questions' reports (Question, in
+// the set's order) with the gates of set and flags evaluated.
+func Assemble(run *store.Run, set *questionset.Set, qs []*metrics.QuestionReport, flags questionset.Gate) *RunReport {
+	rep := &RunReport{Run: run, Set: set, Questions: qs}
 	rep.Gates = EvaluateGates(set, flags, rep.Questions)
 	rep.Passed = passed(rep.Gates)
 	return rep

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/jevlab/jevlab/evals/compare"
+	"github.com/jevlab/jevlab/evals/metrics"
 	"github.com/jevlab/jevlab/store"
 )
 
@@ -63,8 +64,20 @@ func CompareStored(ctx context.Context, db *store.DB, a, b *Run, opt *CompareOpt
 		if data[i], err = compare.LoadRun(ctx, db, r); err != nil {
 			return nil, err
 		}
-		if progress != nil {
-			progress(LoadProgress{Read: i + 1, Total: 2})
+	}
+	if progress != nil {
+		// Each question of each run is read as the comparison reaches it:
+		// progress counts those reads (Read of Total questions).
+		total := len(data[0].Questions) + len(data[1].Questions)
+		read := 0
+		for i := range data {
+			load := data[i].Load
+			data[i].Load = func(qid string) ([]metrics.Obs, error) {
+				obs, err := load(qid)
+				read++
+				progress(LoadProgress{Read: read, Total: max(total, read)})
+				return obs, err
+			}
 		}
 	}
 	return compareData(a, b, data[0], data[1], opt)
@@ -102,7 +115,11 @@ func compareData(a, b *Run, da, db compare.RunData, opt *CompareOptions) (*Compa
 	if err := compare.CheckOptions(da, db, o); err != nil {
 		return nil, &OptionsError{A: a.ID, B: b.ID, Err: err}
 	}
-	return &Compared{A: a, B: b, Comparison: compare.Compare(da, db, o)}, nil
+	c, err := compare.CompareLoaded(da, db, o)
+	if err != nil {
+		return nil, err
+	}
+	return &Compared{A: a, B: b, Comparison: c}, nil
 }
 
 // RefError says a run reference matched no stored run.
@@ -134,7 +151,7 @@ func CompareViews(a, b *RunView, opt *CompareOptions) (*Compared, error) {
 		return nil, &SameRunError{A: a.Run.ID, B: b.Run.ID, ID: a.Run.ID}
 	}
 	for _, v := range []*RunView{a, b} {
-		if v.summarized {
+		if v.summarized || v.streamed {
 			return nil, fmt.Errorf("run %s: loaded as a stored report only (ViewConfig.ReportOnly), without the answers a comparison pairs", v.Run.ID)
 		}
 	}

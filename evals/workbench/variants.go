@@ -19,7 +19,7 @@ type VariantComparison = compare.VariantComparison
 // compareVariants pairs each of a run's variants with its question, with
 // the seed and resamples of the run's metrics, so a run's report and
 // `jevlab compare` of two separate runs (base, promoted variant) agree.
-func compareVariants(data compare.RunData, set *questionset.Set, refs []VariantRef, opt metrics.Options) []VariantComparison {
+func compareVariants(data compare.RunData, set *questionset.Set, refs []VariantRef, opt metrics.Options) ([]VariantComparison, error) {
 	var vs []compare.Variant
 	for _, r := range refs {
 		q, ok := set.VariantQuestion(r)
@@ -30,7 +30,7 @@ func compareVariants(data compare.RunData, set *questionset.Set, refs []VariantR
 	}
 	co := DefaultCompareOptions()
 	co.Seed, co.Bootstrap, co.Metrics = opt.Seed, opt.Bootstrap, opt
-	return compare.CompareVariants(data, vs, co)
+	return compare.CompareVariantsLoaded(data, vs, co)
 }
 
 // VariantPair is one variant of a run view beside its question: the wire

@@ -73,6 +73,9 @@ type RunView struct {
 	// summarized: the report was read from the stored summary, so data
 	// holds no observations (a ReportOnly view, never compared).
 	summarized bool
+	// streamed: the report was computed question by question from the
+	// store (ReportOnly), so data holds no observations either.
+	streamed bool
 }
 
 // ViewConfig says how to measure a run view.
@@ -101,7 +104,8 @@ type ViewConfig struct {
 }
 
 // LoadProgress says how far a load has read: Read answers of about Total
-// (the run's stored items × repeats × questions; 0 when unknown).
+// (the run's stored items × repeats × questions; 0 when unknown). For
+// CompareStored, Read and Total count the two runs' questions instead.
 type LoadProgress struct {
 	Read, Total int
 	// Summary is true when the report came from the run's stored summary
@@ -161,28 +165,78 @@ func loadRun(ctx context.Context, db *store.DB, run *Run, cfg ViewConfig) (*RunV
 			return v, nil
 		}
 	}
-	if !cfg.ReportOnly {
-		v.Items = map[string]map[string]*ItemResult{}
+	// The comparison reads the same observations (compare.LoadRun builds
+	// identical ones), so a comparison of two views equals CompareRuns.
+	v.data = compare.RunData{ID: run.ID, Name: run.Name, Model: run.Model, Questions: set.Questions,
+		Thresholds: map[string]float64{}}
+	if len(run.Models) > 0 {
+		v.data.Model = strings.Join(run.Models, "+")
 	}
-	obs := make(map[string][]metrics.Obs, len(set.Questions))
-	// Answers stream in dataset order, so the bootstrap resamples (and so
-	// the intervals) are the same whatever order a concurrent run wrote them.
-	each := db.ForEachAnswer
-	if cfg.ReportOnly {
-		each = db.ForEachAnswerNoRaw // no metric reads the raw bytes
+	for _, e := range set.Questions {
+		v.data.Thresholds[e.ID] = set.Threshold(e.ID)
 	}
 	total := run.Done * len(set.Questions)
+	if cfg.ReportOnly {
+		// Question by question, without the raw bytes (no metric reads
+		// them): a large run never has more than one question's answers in
+		// memory. The view keeps no observations, so it is never compared.
+		v.streamed = true
+		read := 0
+		v.data.Load = func(qid string) ([]metrics.Obs, error) {
+			var obs []metrics.Obs
+			err := db.ForEachQuestionAnswerNoRaw(ctx, run.ID, qid, func(a *store.ItemAnswer) error {
+				read++
+				if cfg.Progress != nil && read%progressEvery == 0 {
+					if err := ctx.Err(); err != nil {
+						return err
+					}
+					cfg.Progress(LoadProgress{Read: read, Total: max(total, read)})
+				}
+				obs = append(obs, report.ObsOf(a))
+				return nil
+			})
+			return obs, err
+		}
+	} else {
+		if err := v.readAll(ctx, db, total, cfg.Progress); err != nil {
+			return nil, err
+		}
+	}
+	if err := v.measure(ctx, db, opt, cfg); err != nil {
+		return nil, err
+	}
+	v.Variants = runner.RecordedVariants(run)
+	if len(v.Variants) > 0 {
+		if v.Report.Variants, err = compareVariants(v.data, set, v.Variants, opt); err != nil {
+			return nil, err
+		}
+	}
+	if sumKey != "" && !db.ReadOnly() {
+		// Best effort: a summary not stored is computed again next time.
+		_ = v.saveSummary(ctx, db, sumKey)
+	}
+	return v, nil
+}
+
+// readAll reads every answer of the run once, raw bytes included, into
+// the view's items and observations (the workbench's view of a run it
+// shows item by item).
+func (v *RunView) readAll(ctx context.Context, db *store.DB, total int, progress func(LoadProgress)) error {
+	v.Items = map[string]map[string]*ItemResult{}
+	obs := make(map[string][]metrics.Obs, len(v.Set.Questions))
+	// Answers stream in dataset order, so the bootstrap resamples (and so
+	// the intervals) are the same whatever order a concurrent run wrote them.
 	read := 0
-	err = each(ctx, run.ID, func(a *store.ItemAnswer) error {
+	err := db.ForEachAnswer(ctx, v.Run.ID, func(a *store.ItemAnswer) error {
 		read++
-		if cfg.Progress != nil && read%progressEvery == 0 {
+		if progress != nil && read%progressEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			cfg.Progress(LoadProgress{Read: read, Total: max(total, read)})
+			progress(LoadProgress{Read: read, Total: max(total, read)})
 		}
 		obs[a.QuestionID] = append(obs[a.QuestionID], report.ObsOf(a))
-		if a.Repeat != 0 || cfg.ReportOnly {
+		if a.Repeat != 0 {
 			return nil
 		}
 		m := v.Items[a.ItemID]
@@ -195,26 +249,23 @@ func loadRun(ctx context.Context, db *store.DB, run *Run, cfg ViewConfig) (*RunV
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("run %s: %w", run.ID, err)
+		return fmt.Errorf("run %s: %w", v.Run.ID, err)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
-	if cfg.Progress != nil {
-		cfg.Progress(LoadProgress{Read: read, Total: max(total, read)})
+	if progress != nil {
+		progress(LoadProgress{Read: read, Total: max(total, read)})
 	}
-	v.Report = report.Build(run, set, obs, opt, questionset.Gate{})
-	v.evaluateGates(cfg)
-	// The comparison reads the same observations (compare.LoadRun builds
-	// identical ones), so a comparison of two views equals CompareRuns.
-	v.data = compare.RunData{ID: run.ID, Name: run.Name, Model: run.Model, Questions: set.Questions, Obs: obs,
-		Thresholds: map[string]float64{}}
-	if len(run.Models) > 0 {
-		v.data.Model = strings.Join(run.Models, "+")
-	}
-	for _, e := range set.Questions {
-		v.data.Thresholds[e.ID] = set.Threshold(e.ID)
-	}
+	v.data.Obs = obs
+	return nil
+}
+
+// measure computes the view's report question by question from the
+// observations v.data gives (held, or read on demand), with the gates,
+// the cost fits and the hold-out notes.
+func (v *RunView) measure(ctx context.Context, db *store.DB, opt MetricOptions, cfg ViewConfig) error {
+	run, set := v.Run, v.Set
 	runSplit := ""
 	if st, err := runner.ParseSettings(run); err == nil {
 		runSplit = st.Split
@@ -223,33 +274,45 @@ func loadRun(ctx context.Context, db *store.DB, run *Run, cfg ViewConfig) (*RunV
 	if cfg.Gates != nil && cfg.Gates.Split != nil {
 		sp = *cfg.Gates.Split
 	}
-	v.Report.Costs = report.FitCosts(set, obs, sp, runSplit)
-	v.Report.ChoiceCosts = report.FitChoiceCosts(set, obs, sp, runSplit)
-	if st, err := runner.ParseSettings(run); err == nil && st.Split != "" {
-		v.Report.Split = st.Split
-		if st.Split == questionset.SplitTest {
+	qs := make([]*QuestionReport, 0, len(set.Questions))
+	var noulCosts []report.CostFit
+	var choiceCosts []report.ChoiceCostFit
+	for _, e := range set.Questions {
+		obs, err := v.data.QuestionObs(e.ID)
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		qs = append(qs, report.Question(set, e, obs, opt))
+		if f, ok := report.FitCost(set, e, obs, sp, runSplit); ok {
+			noulCosts = append(noulCosts, f)
+		}
+		if f, ok := report.FitChoiceCost(set, e, obs, sp, runSplit); ok {
+			choiceCosts = append(choiceCosts, f)
+		}
+	}
+	v.Report = report.Assemble(run, set, qs, questionset.Gate{})
+	v.evaluateGates(cfg)
+	v.Report.Costs, v.Report.ChoiceCosts = noulCosts, choiceCosts
+	if runSplit != "" {
+		v.Report.Split = runSplit
+		if runSplit == questionset.SplitTest {
 			for _, e := range set.Questions {
-				n, err := db.RevisionsOnSplitBy(ctx, set.Title(), e.ID, st.Split, run.ID)
+				n, err := db.RevisionsOnSplitBy(ctx, set.Title(), e.ID, runSplit, run.ID)
 				if err != nil {
-					return nil, err
+					return err
 				}
 				rl, onTest, err := db.RelabelsBefore(ctx, set.Title(), e.ID, run.ID)
 				if err != nil {
-					return nil, err
+					return err
 				}
 				v.Report.Holdout = append(v.Report.Holdout, report.NewHoldoutNote(e.ID, n).WithRelabels(rl, onTest))
 			}
 		}
 	}
-	v.Variants = runner.RecordedVariants(run)
-	if len(v.Variants) > 0 {
-		v.Report.Variants = compareVariants(v.data, set, v.Variants, opt)
-	}
-	if sumKey != "" && !db.ReadOnly() {
-		// Best effort: a summary not stored is computed again next time.
-		_ = v.saveSummary(ctx, db, sumKey)
-	}
-	return v, nil
+	return nil
 }
 
 // evaluateGates evaluates the gates of cfg.Gates (nil: the snapshot's)
