@@ -313,6 +313,12 @@ func (r *Request) assetProblems(add func(field, msg string)) {
 	}
 }
 
+// References reports whether r places the image named name: the name
+// occurs as text (a string value, not an object key) in the state or a
+// question's instructions or criteria. A run attaches to each item's
+// request only the set's images its state references.
+func (r *Request) References(name string) bool { return r.referencesAsset(name) }
+
 // referencesAsset reports whether name occurs as text (a string value, not
 // an object key) in the state or any question's instructions or criteria.
 func (r *Request) referencesAsset(name string) bool {

@@ -251,22 +251,23 @@ func TestBoxAndImagesEndToEnd(t *testing.T) {
 	}
 }
 
-// TestEvalJev114: eval refuses what it cannot yet do faithfully (image
-// assets, box questions) with a clear message, and carries --long-context
-// to every request of a plain set.
+// TestEvalJev114: eval refuses a set with image assets or box questions
+// that is not opted in to images (before anything is sent), and carries
+// --long-context to every request of a plain set. (Box sets evaluated:
+// TestEvalBoxEndToEnd.)
 func TestEvalJev114(t *testing.T) {
 	isolate(t)
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "mug.png"), pngOf(t, 300, 400, 1), 0o600)
 	set := filepath.Join(dir, "mugs.yaml")
 	os.WriteFile(set, []byte(strings.Replace(boxSet, "%s", "", 1)), 0o600)
-	if code, _, errOut := evalRun(t, "eval", "--offline", "--db", filepath.Join(dir, "db"), "--images", set); code != 2 || !strings.Contains(errOut, "eval does not send image assets yet") {
+	if code, _, errOut := evalRun(t, "eval", "--offline", "--db", filepath.Join(dir, "db"), set); code != 2 || !strings.Contains(errOut, "need the Images Danger-Zone opt-in: --images") {
 		t.Errorf("assets: %d %s", code, errOut)
 	}
 	b, _ := os.ReadFile(set)
 	noAssets := bytes.Replace(b, []byte("assets:\n  img-mug: mug.png\n"), nil, 1)
 	os.WriteFile(set, noAssets, 0o600)
-	if code, _, errOut := evalRun(t, "eval", "--offline", "--db", filepath.Join(dir, "db"), "--images", set); code != 2 || !strings.Contains(errOut, `question "mug" is a box question, which eval does not evaluate yet`) {
+	if code, _, errOut := evalRun(t, "eval", "--offline", "--db", filepath.Join(dir, "db"), set); code != 2 || !strings.Contains(errOut, "need the Images Danger-Zone opt-in: --images") {
 		t.Errorf("box: %d %s", code, errOut)
 	}
 

@@ -202,7 +202,8 @@ func (a *app) eval(ctx context.Context, path string, o evalOptions, changed func
 	if err != nil {
 		return usageErr(err)
 	}
-	if err := a.evalJev114(set, path); err != nil { // box.go
+	withImages, err := a.evalJev114(set, path) // box.go
+	if err != nil {
 		return usageErr(err)
 	}
 	if err := a.ensureSplit(set, path, o, changed); err != nil {
@@ -275,6 +276,9 @@ func (a *app) eval(ctx context.Context, path string, o evalOptions, changed func
 		return usageErr(fmt.Errorf("%s: %w", path, err))
 	}
 	cfg := tmpl.Config(workbench.RunSpec{Set: set, Source: source, DatasetPath: dataPath, Name: o.name, Resume: o.resume, RetryErrors: o.retry, Variants: variants, Split: o.split})
+	if withImages != nil {
+		cfg.Transform = withImages
+	}
 	if o.dryRun {
 		est, err := runner.DryRun(ctx, cfg)
 		if err != nil {

@@ -193,9 +193,12 @@ func renderRunReport(w io.Writer, rep *runReport) {
 		fmt.Fprintf(w, "reason: %s\n", esc(r.Reason))
 	}
 	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(classTable(w, rep.Questions), 0, 0, 2, ' ', 0) // box.go
 	fmt.Fprintln(tw, "question\ttype\tn\tanswered\taccuracy\tmean conf\tECE (noise floor)\tBrier\terrors")
 	for _, q := range rep.Questions {
+		if q.Box != nil {
+			continue // renderBoxReports
+		}
 		acc := fmtEstimate(q.Accuracy)
 		if q.Accuracy.Defined() {
 			acc += fmt.Sprintf(" (%d/%d)", rep.Correct[q.ID], q.Labelled)
@@ -225,6 +228,7 @@ func renderRunReport(w io.Writer, rep *runReport) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", esc(q.ID), esc(string(q.Type)), q.N, q.Answered, acc, conf, ece, fmtEstimate(q.Brier), errText)
 	}
 	tw.Flush()
+	renderBoxReports(w, rep.Questions) // box.go
 	if len(rep.Questions) > 0 {
 		fmt.Fprintf(w, "\n%s\n", summaryLegend(rep.Questions))
 	}

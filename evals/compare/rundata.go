@@ -7,6 +7,7 @@ package compare
 import (
 	"fmt"
 
+	"github.com/jevlab/jevlab/evals/dataset"
 	"github.com/jevlab/jevlab/evals/metrics"
 	"github.com/jevlab/jevlab/provider"
 	"github.com/jevlab/jevlab/store"
@@ -65,6 +66,9 @@ func obsOf(a *store.ItemAnswer) metrics.Obs {
 	}
 	if a.Label != nil {
 		o.Label, o.HasLabel = *a.Label, true
+		if a.Answer != nil && a.Answer.Type == provider.Box {
+			o.LabelBox = dataset.StoredBoxLabel(a.LabelText)
+		}
 	}
 	return o
 }

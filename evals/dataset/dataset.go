@@ -43,6 +43,9 @@ type Label struct {
 	// reordering the levels changes what the file means, so the
 	// workbench rewrites such labels when it saves reordered levels.
 	ByIndex bool
+	// Box is a box question's labelled box (Index 0, Text its canonical
+	// JSON; see BoxLabelText).
+	Box *provider.Edges
 }
 
 // Item is one dataset row.
@@ -730,6 +733,8 @@ func ResolveLabel(q *provider.Question, raw json.RawMessage) (Label, bool, strin
 			return Label{}, false, fmt.Sprintf("level %d is out of range; the scale has levels 0..%d", i, n-1)
 		}
 		return Label{Index: i, Text: levelText(q.Levels[i]), ByIndex: true}, true, ""
+	case provider.Box:
+		return resolveBox(raw)
 	case provider.Noul:
 		s := string(raw)
 		if isStr {

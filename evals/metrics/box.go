@@ -78,3 +78,27 @@ func Boxes(obs []BoxObs, opt Options) BoxReport {
 	r.Hit50 = proportionInterval(r.Hit50, r.Hits, n, want)
 	return r
 }
+
+// BoxPairs are a box question's observations as BoxObs: per item the
+// first repeat (as Compute reads every question), answered with a box and
+// labelled with one, in their order. ids are the items, in the same order.
+func BoxPairs(obs []Obs) (pairs []BoxObs, ids []string) {
+	for _, o := range firstRepeat(obs) {
+		if !o.HasLabel || o.LabelBox == nil {
+			continue
+		}
+		e, ok := o.Answer.BoxOf()
+		if !ok {
+			continue
+		}
+		pairs = append(pairs, BoxObs{Pred: e, Label: *o.LabelBox})
+		ids = append(ids, o.ItemID)
+	}
+	return pairs, ids
+}
+
+// BoxesOf is Boxes of a box question's observations (BoxPairs).
+func BoxesOf(obs []Obs, opt Options) BoxReport {
+	pairs, _ := BoxPairs(obs)
+	return Boxes(pairs, opt)
+}

@@ -43,6 +43,9 @@ type Obs struct {
 	// 1 = true / 0 = false. Used only when HasLabel.
 	Label    int
 	HasLabel bool
+	// LabelBox is a box question's labelled box (with HasLabel); box
+	// questions are measured by BoxesOf, not by Label.
+	LabelBox *provider.Edges
 	// LatencyMS is the provider round trip; 0 (a cache hit) is left out of
 	// latency percentiles.
 	LatencyMS    float64
@@ -266,6 +269,10 @@ type QuestionReport struct {
 
 	Reliability     []Bin `json:"reliability"`      // equal-width, non-empty bins
 	ReliabilityMass []Bin `json:"reliability_mass"` // equal-mass bins
+
+	// Box is a box question's report (mean IoU, IoU≥0.5 accuracy); the
+	// class metrics above do not apply to a box.
+	Box *BoxReport `json:"box,omitempty"`
 
 	Choice *ChoiceMetrics `json:"choice,omitempty"`
 	Noul   *NoulMetrics   `json:"noul,omitempty"`

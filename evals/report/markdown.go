@@ -48,6 +48,9 @@ func WriteMarkdown(w io.Writer, rep *RunReport) error {
 	}
 	b.WriteString("| question | type | labelled | accuracy | top prob | ECE (noise floor) | Brier | log loss | |\n|---|---|---:|---|---|---|---|---|---|\n")
 	for _, q := range rep.Questions {
+		if q.Box != nil {
+			continue // boxMarkdown
+		}
 		acc := est(q.Accuracy)
 		if q.Accuracy.Defined() {
 			acc += fmt.Sprintf(" (%d/%d)", q.Correct, q.Labelled)
@@ -63,6 +66,7 @@ func WriteMarkdown(w io.Writer, rep *RunReport) error {
 		fmt.Fprintf(b, "| `%s` | %s | %d | %s | %s | %s | %s | %s | %s |\n", mdEsc(q.ID), q.Type, q.Labelled,
 			mdEsc(acc), mdEsc(est(q.MeanConfidence)), mdEsc(ece), mdEsc(est(q.Brier)), mdEsc(est(q.LogLoss)), mdEsc(headline(q)))
 	}
+	boxMarkdown(b, rep.Questions) // box.go
 	for _, q := range rep.Questions {
 		if c := q.Selective.Cutpoint; c != nil && !c.Reached {
 			fmt.Fprintf(b, "\n- `%s` cut-point %s", mdEsc(q.ID), mdEsc(CutpointText(c)))

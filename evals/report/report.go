@@ -119,6 +119,7 @@ func ObsOf(a *store.ItemAnswer) metrics.Obs {
 	if a.Label != nil {
 		o.Label, o.HasLabel = *a.Label, true
 	}
+	withBoxLabel(&o, a)
 	return o
 }
 
@@ -149,6 +150,7 @@ func Question(set *questionset.Set, e provider.QuestionEntry, obs []metrics.Obs,
 	q := e.Question
 	r := metrics.Compute(&q, obs, o)
 	r.ID = e.ID
+	boxQuestion(r, &q, obs, o)
 	if r.Selective.Cutpoint != nil {
 		r.Selective.Cutpoint.Question = e.ID
 	}
@@ -214,38 +216,47 @@ func EvaluateGates(set *questionset.Set, flags questionset.Gate, qs []*metrics.Q
 	var out []GateResult
 	for _, r := range qs {
 		for _, sp := range gateSpecs {
-			limit, src := (*float64)(nil), ""
+			limit, src, own := (*float64)(nil), "", false
 			if set != nil {
 				if g, ok := set.Gates["*"]; ok && sp.get(&g) != nil {
 					limit, src = sp.get(&g), "question set"
 				}
 				if g, ok := set.Gates[r.ID]; ok && sp.get(&g) != nil {
-					limit, src = sp.get(&g), "question set"
+					limit, src, own = sp.get(&g), "question set", true
 				}
 			}
 			if v := sp.get(&flags); v != nil {
-				limit, src = v, "flag"
+				limit, src, own = v, "flag", false
 			}
 			if limit == nil {
 				continue
 			}
-			v, ok := sp.value(r)
+			metric, boxMsg := sp.metric, ""
+			var v metrics.Estimate
+			var ok bool
+			if r.Box != nil {
+				metric, v, ok, boxMsg = boxGateValue(sp, r, own)
+			} else {
+				v, ok = sp.value(r)
+			}
 			if !ok {
 				continue
 			}
-			gr := GateResult{Question: r.ID, Gate: sp.name, Metric: sp.metric, Limit: *limit, Value: v, Source: src}
+			gr := GateResult{Question: r.ID, Gate: sp.name, Metric: metric, Limit: *limit, Value: v, Source: src}
 			op := "<="
 			if sp.min {
 				op = ">="
 			}
 			switch {
+			case boxMsg != "":
+				gr.Msg = boxMsg
 			case !v.Defined():
-				gr.Msg = fmt.Sprintf("%s could not be computed (%d labelled answers)", sp.metric, r.Labelled)
+				gr.Msg = fmt.Sprintf("%s could not be computed (%d labelled answers)", metric, r.Labelled)
 			case sp.min && v.Value >= *limit, !sp.min && v.Value <= *limit:
 				gr.Passed = true
-				gr.Msg = fmt.Sprintf("%s %.4g %s %.4g", sp.metric, v.Value, op, *limit)
+				gr.Msg = fmt.Sprintf("%s %.4g %s %.4g", metric, v.Value, op, *limit)
 			default:
-				gr.Msg = fmt.Sprintf("%s %.4g, needs %s %.4g", sp.metric, v.Value, op, *limit)
+				gr.Msg = fmt.Sprintf("%s %.4g, needs %s %.4g", metric, v.Value, op, *limit)
 			}
 			if v.HasInterval() {
 				gr.Msg += fmt.Sprintf(" (95%% CI %.4g–%.4g)", v.Lo, v.Hi)

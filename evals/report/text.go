@@ -191,6 +191,9 @@ func WriteText(w io.Writer, rep *RunReport) error {
 	if len(rep.Questions) > 0 {
 		fmt.Fprintf(b, "conventions: %s\n", ConventionsOf(rep.Questions))
 	}
+	if HasBox(rep.Questions) {
+		fmt.Fprintf(b, "%s\n", BoxConventions)
+	}
 	if u := UsageNote(rep); u != "" {
 		fmt.Fprintf(b, "%s\n", u)
 	}
@@ -234,6 +237,10 @@ func dash(s string) string {
 }
 
 func writeQuestionText(b *strings.Builder, q *metrics.QuestionReport) {
+	if q.Box != nil {
+		writeBoxText(b, q) // box.go
+		return
+	}
 	fmt.Fprintf(b, "question %s (%s) · %d items · %d answered · %d labelled", q.ID, q.Type, q.N, q.Answered, q.Labelled)
 	if len(q.Errors) > 0 {
 		fmt.Fprintf(b, " · errors %s", kinds(q.Errors))
