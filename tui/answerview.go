@@ -18,8 +18,9 @@ type qAnswer struct {
 	prev  *provider.Answer   // ghost
 	prevQ *provider.Question
 	err   string
-	run   int      // which run of the pane gave cur (answers of one run saw one state)
-	lines []string // the chart, drawn when something changed
+	run   int                 // which run of the pane gave cur (answers of one run saw one state)
+	img   *provider.ImageInfo // a box answer's image, from the request it answered
+	lines []string            // the chart, drawn when something changed
 }
 
 // answerPane is the design screen's answer view: every question's chart,
@@ -62,6 +63,10 @@ func (a *answerPane) answered(asked *workbench.Asked) {
 		}
 		qc := q.Clone()
 		x.cur, x.curQ, x.err, x.run = &ans, &qc, "", a.runs
+		x.img = nil
+		if q.Type == provider.Box {
+			x.img = workbench.BoxImage(asked.Request, q)
+		}
 	}
 	for id, err := range asked.Failed {
 		a.get(id).err = workbench.DescribeError(err)
@@ -122,6 +127,10 @@ func (a *answerPane) redraw(id string) {
 		cur, _ := x.curQ.MarshalJSON()
 		now, _ := q.MarshalJSON()
 		stale = !bytes.Equal(cur, now)
+	}
+	if q.Type == provider.Box {
+		x.lines = boxChart(id, x, stale, rw, &a.d.e.st)
+		return
 	}
 	x.lines = renderChart(chartInput{
 		ID: id, Q: q, Cur: x.cur, CurQ: x.curQ, Prev: x.prev, PrevQ: x.prevQ, Stale: stale,
@@ -241,6 +250,55 @@ func (a *answerPane) view(w, h int) []string {
 	if more {
 		start, end := a.scroll.window()
 		out = append(out, st.Faint.Render(fit(fmt.Sprintf("… %d–%d of %d lines (tab, ↑↓ to scroll)", start+1, end, len(a.stack)), w)))
+	}
+	return out
+}
+
+// boxChart draws a box question's answer (Jev 1.14): its headline (edges
+// and confidence), where it came from, then workbench.BoxGrid's grid —
+// the lines `jevlab ask` prints — as wide as the pane allows (at most
+// workbench.BoxGridWidth cells, leaving room for the edge labels).
+func boxChart(id string, x *qAnswer, stale bool, w int, st *Styles) []string {
+	w = max(w, 20)
+	title := termsafe.String(id) + " · " + string(provider.Box)
+	var out []string
+	cur := x.cur
+	if cur != nil && cur.Type != provider.Box {
+		cur = nil // answered as another type: nothing to draw
+	}
+	v := workbench.BoxViewOf(cur, x.img)
+	if h := v.Headline(); cur != nil && len([]rune(title))+1+len([]rune(h)) > w {
+		out = append(out, st.Header.Render(fit(title, w))) // wrapped, never cut
+		for _, l := range wrapText(h, w, 3) {
+			out = append(out, st.Header.Render(fit(l, w)))
+		}
+	} else if cur != nil {
+		out = append(out, st.Header.Render(fit(title+" "+h, w)))
+	}
+	if cur != nil {
+		if src := workbench.SourceText(cur.Provenance); src != "" {
+			out = append(out, st.Faint.Render(fit("from "+termsafe.String(src), w)))
+		}
+	} else {
+		out = append(out, st.Header.Render(fit(title, w)))
+	}
+	if x.err != "" {
+		for _, l := range wrapText("error: "+x.err, w, 8) {
+			out = append(out, st.Bad.Render(fit(l, w)))
+		}
+	}
+	if stale && cur != nil {
+		out = append(out, st.Warn.Render(fit("edited since this answer — press r to re-run", w)))
+	}
+	if cur == nil {
+		if x.err == "" {
+			out = append(out, st.Muted.Render(fit("not run yet — press r to run", w)))
+		}
+		return out
+	}
+	cells := min(workbench.BoxGridWidth, w-2-len("  bottom 0.00"))
+	for _, l := range workbench.BoxGrid(v, cells) {
+		out = append(out, fit(l, w))
 	}
 	return out
 }

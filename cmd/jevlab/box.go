@@ -6,8 +6,6 @@ import (
 	"github.com/jevlab/jevlab/evals/metrics"
 	"github.com/jevlab/jevlab/evals/report"
 	"io"
-	"math"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/jevlab/jevlab/evals/questionset"
@@ -16,99 +14,21 @@ import (
 	"github.com/jevlab/jevlab/provider"
 )
 
-// boxGridWidth is the width of ask's box grid in cells.
-const boxGridWidth = 40
-
-// renderBox draws a box answer (Jev 1.14) on a grid scaled to the image
-// (terminal cells are about twice as tall as wide), with its edges as
-// fractions and, when the image is known, in pixels, and its confidence.
-// Edges are drawn as returned; reversed ones are said to be.
+// renderBox draws a box answer (Jev 1.14): its headline (edges as
+// fractions, confidence, provenance), then workbench.BoxGrid's grid
+// scaled to the image with the edges in pixels when the image is known —
+// the same lines the workbench's answer view draws.
 func renderBox(w io.Writer, an *provider.Answer, img *provider.ImageInfo) {
-	e, ok := an.BoxOf()
-	conf := "no confidence"
-	if an.HasConfidence {
-		conf = "confidence " + prob(an.Confidence)
-	}
-	fmt.Fprintf(w, "%s (box)  top %.2f  bottom %.2f  left %.2f  right %.2f  %s  [%s %s]\n", termsafe.String(an.ID),
-		e.Top, e.Bottom, e.Left, e.Right, conf, an.Provenance.Source, termsafe.String(an.Provenance.Model))
-	if !ok {
-		fmt.Fprintln(w, "    (no box in the answer)")
-		return
-	}
-	W := boxGridWidth
-	H := W / 2
-	if img != nil && img.Width > 0 {
-		H = int(math.Round(float64(W) * float64(img.Height) / float64(img.Width) / 2))
-	}
-	H = min(max(H, 6), 30)
-	cell := func(f float64, n int) int { return min(max(int(math.Round(f*float64(n-1))), 0), n-1) }
-	t, b := cell(math.Min(e.Top, e.Bottom), H), cell(math.Max(e.Top, e.Bottom), H)
-	l, r := cell(math.Min(e.Left, e.Right), W), cell(math.Max(e.Left, e.Right), W)
-	grid := make([][]rune, H)
-	for y := range grid {
-		grid[y] = []rune(strings.Repeat("·", W))
-	}
-	for x := l; x <= r; x++ {
-		grid[t][x], grid[b][x] = '─', '─'
-	}
-	for y := t; y <= b; y++ {
-		grid[y][l], grid[y][r] = '│', '│'
-	}
-	grid[t][l], grid[t][r], grid[b][l], grid[b][r] = '┌', '┐', '└', '┘'
-	fmt.Fprintf(w, "    ┌%s┐\n", strings.Repeat("─", W))
-	for y, row := range grid {
-		label := ""
-		switch y {
-		case t:
-			label = fmt.Sprintf("  top %.2f", e.Top)
-		case b:
-			label = fmt.Sprintf("  bottom %.2f", e.Bottom)
-		}
-		fmt.Fprintf(w, "    │%s│%s\n", string(row), label)
-	}
-	fmt.Fprintf(w, "    └%s┘\n", strings.Repeat("─", W))
-	axis := []rune(strings.Repeat(" ", W+12))
-	put := func(at int, s string) {
-		for i, c := range s {
-			if at+i >= 0 && at+i < len(axis) {
-				axis[at+i] = c
-			}
-		}
-	}
-	put(1+l, fmt.Sprintf("%.2f", e.Left))
-	put(max(1+r-3, 1+l+5), fmt.Sprintf("%.2f", e.Right))
-	fmt.Fprintf(w, "    %s  (left, right)\n", strings.TrimRight(string(axis), " "))
-	if e.Top > e.Bottom || e.Left > e.Right {
-		fmt.Fprintln(w, "    edges reversed as returned (drawn between them)")
-	}
-	if img != nil && img.Width > 0 {
-		px := func(f float64, n int) int { return int(math.Round(f * float64(n))) }
-		fmt.Fprintf(w, "    in pixels: x %d–%d, y %d–%d of %d×%d\n", px(e.Left, img.Width), px(e.Right, img.Width),
-			px(e.Top, img.Height), px(e.Bottom, img.Height), img.Width, img.Height)
+	v := workbench.BoxViewOf(an, img)
+	fmt.Fprintf(w, "%s (box)  %s  [%s %s]\n", termsafe.String(an.ID), v.Headline(), an.Provenance.Source, termsafe.String(an.Provenance.Model))
+	for _, l := range workbench.BoxGrid(v, workbench.BoxGridWidth) {
+		fmt.Fprintf(w, "    %s\n", l)
 	}
 }
 
-// boxImage is the image a box question is about: the first asset its
-// instructions name, else the request's only asset.
+// boxImage is the image a box question is about (workbench.BoxImage).
 func boxImage(req *provider.Request, q *provider.Question) *provider.ImageInfo {
-	var pick *provider.Asset
-	for i := range req.Assets {
-		if strings.Contains(string(q.Instructions), req.Assets[i].Name) {
-			pick = &req.Assets[i]
-			break
-		}
-	}
-	if pick == nil && len(req.Assets) == 1 {
-		pick = &req.Assets[0]
-	}
-	if pick == nil || pick.Data == nil {
-		return nil
-	}
-	info, err := provider.InspectImage(pick.Data)
-	if err != nil {
-		return nil
-	}
-	return &info
+	return workbench.BoxImage(req, q)
 }
 
 // requestOptions are the set's images (read now, within the set's folder
