@@ -201,5 +201,19 @@ func TestEvalBoxEndToEnd(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "mean IoU") || !strings.Contains(out, "IoU≥0.5 accuracy") {
 		t.Errorf("show text:\n%s", out)
 	}
-	t.Log(out)
+	// compare: the box question compared paired by item, never dropped.
+	code, out, errOut = runJevlab(t, "compare", "--db", db, runs[0], "latest", "--json")
+	var cmp struct {
+		Questions []struct {
+			ID      string `json:"question"`
+			Verdict string
+			Deltas  []struct{ Metric string }
+		} `json:"questions"`
+	}
+	if err := json.Unmarshal([]byte(out), &cmp); err != nil || len(cmp.Questions) == 0 {
+		t.Fatalf("compare --json: %d %v\n%s\n%s", code, err, out, errOut)
+	}
+	if q := cmp.Questions[0]; q.ID != "mug" || len(q.Deltas) != 2 || q.Deltas[0].Metric != "mean_iou" || q.Deltas[1].Metric != "iou50_accuracy" || q.Verdict == "not comparable" {
+		t.Errorf("compare of the box question: %+v", q)
+	}
 }

@@ -295,7 +295,11 @@ func CompareLoaded(a, b RunData, opt Options) (*Comparison, error) {
 			if err != nil {
 				return nil, err
 			}
-			qc = compareQuestion(e.ID, &a.Questions[i].Question, qb, oa, ob, &a, &b, opt, uint64(i))
+			if a.Questions[i].Question.Type == provider.Box {
+				qc = compareBox(e.ID, &a.Questions[i].Question, qb, oa, ob, opt, uint64(i)) // box.go
+			} else {
+				qc = compareQuestion(e.ID, &a.Questions[i].Question, qb, oa, ob, &a, &b, opt, uint64(i))
+			}
 		}
 		c.Questions = append(c.Questions, qc)
 	}
@@ -305,6 +309,7 @@ func CompareLoaded(a, b RunData, opt Options) (*Comparison, error) {
 		}
 	}
 	holm(c.Questions, opt)
+	boxVerdicts(c.Questions, opt) // box.go
 	for i := range c.Questions {
 		q := &c.Questions[i]
 		if q.Verdict != NotComparable {
@@ -877,7 +882,7 @@ func flips(q *provider.Question, dA, dB *metrics.Data, maxItems int) Flips {
 // holm adjusts McNemar and Brier p-values across the compared questions
 // and sets each question's verdict.
 func holm(qs []QuestionComparison, opt Options) {
-	var idx []int
+	var idx, bidx []int
 	var pm, pbr []float64
 	for i := range qs {
 		if qs[i].Reason != "" || qs[i].PairedLabelled == 0 {
@@ -885,11 +890,16 @@ func holm(qs []QuestionComparison, opt Options) {
 		}
 		idx = append(idx, i)
 		pm = append(pm, qs[i].McNemar.P)
-		pbr = append(pbr, qs[i].BrierP)
+		if qs[i].Type != provider.Box { // a box has no Brier (box.go)
+			bidx = append(bidx, i)
+			pbr = append(pbr, qs[i].BrierP)
+		}
 	}
 	hm, hb := Holm(pm), Holm(pbr)
 	for k, i := range idx {
 		qs[i].McNemar.PHolm = hm[k]
+	}
+	for k, i := range bidx {
 		qs[i].BrierPHolm = hb[k]
 	}
 	for i := range qs {

@@ -110,3 +110,13 @@ func boxMarkdown(b *strings.Builder, qs []*metrics.QuestionReport) {
 	}
 	fmt.Fprintf(b, "\n<sub>%s</sub>\n", mdEsc(BoxConventions))
 }
+
+// onlyBox reports whether qs has questions and every one is a box.
+func onlyBox(qs []*metrics.QuestionReport) bool {
+	for _, q := range qs {
+		if q.Box == nil {
+			return false
+		}
+	}
+	return len(qs) > 0
+}

@@ -190,6 +190,10 @@ func WriteCompareMarkdownWith(w io.Writer, c *compare.Comparison, o CompareOptio
 				da = delta(d)
 			case "brier":
 				dbr = delta(d)
+			case compare.MetricIoU50Acc: // a box question (Jev 1.14)
+				da = "IoU≥0.5 " + delta(d)
+			case compare.MetricMeanIoU:
+				dbr = "none (box) · Δ mean IoU " + delta(d)
 			}
 		}
 		fmt.Fprintf(b, "| `%s` | %s %s | %d | %s | %s | %.3g | %d / %d | %d, %.3g |\n", mdEsc(q.ID), icon[q.Verdict], q.Verdict,

@@ -46,7 +46,9 @@ func WriteMarkdown(w io.Writer, rep *RunReport) error {
 			b.WriteString("**Gates: FAILED** ❌\n\n")
 		}
 	}
-	b.WriteString("| question | type | labelled | accuracy | top prob | ECE (noise floor) | Brier | log loss | |\n|---|---|---:|---|---|---|---|---|---|\n")
+	if !onlyBox(rep.Questions) { // box.go
+		b.WriteString("| question | type | labelled | accuracy | top prob | ECE (noise floor) | Brier | log loss | |\n|---|---|---:|---|---|---|---|---|---|\n")
+	}
 	for _, q := range rep.Questions {
 		if q.Box != nil {
 			continue // boxMarkdown

@@ -127,6 +127,9 @@ func Conventions(c metrics.Conventions) string {
 func BrierConventions(qs []*metrics.QuestionReport) string {
 	var noul, multi []string
 	for _, q := range qs {
+		if q.Box != nil {
+			continue // no Brier (BoxConventions)
+		}
 		if q.Noul != nil {
 			noul = append(noul, q.ID)
 		} else {
