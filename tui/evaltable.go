@@ -64,6 +64,15 @@ func (m *evalModel) metricsTable(w int) []string {
 		if r.Overconfidence.Defined() {
 			gap = fmt.Sprintf("%+.3f", r.Overconfidence.Value)
 		}
+		if r.Box != nil { // evalbox.go
+			row := boxRow(r, qw)
+			if i == m.qi {
+				l = append(l, st.Selected.Render(fit(" ▶ "+row, w)))
+			} else {
+				l = append(l, fit("   "+row, w))
+			}
+			continue
+		}
 		row := fmt.Sprintf("%-*s %4d %-19s %-19s", qw, midTrunc(termsafe.String(r.ID), qw), r.Labelled, est(r.Accuracy), est(r.MeanConfidence))
 		if wide {
 			errs := 0

@@ -335,6 +335,12 @@ func (m *evalModel) draw() {
 		if qs := m.v.Report.Questions; m.qi < len(qs) {
 			rep := qs[m.qi]
 			l = append(l, "")
+			if rep.Box != nil {
+				l = append(l, boxDetail(st, rep, w)...) // evalbox.go
+				m.lines = l
+				m.scroll.setLen(len(l))
+				return
+			}
 			l = append(l, m.coverage(rep, w)...)
 			l = append(l, m.costLines(rep.ID, w)...)
 			l = append(l, "")

@@ -13,6 +13,8 @@ import (
 
 	"github.com/jevlab/jevlab/evals/dataset"
 	"github.com/jevlab/jevlab/evals/metrics"
+	"github.com/jevlab/jevlab/evals/questionset"
+	"github.com/jevlab/jevlab/evals/workbench"
 	"github.com/jevlab/jevlab/provider"
 	"github.com/jevlab/jevlab/provider/standin"
 	"github.com/jevlab/jevlab/store"
@@ -201,6 +203,32 @@ func TestEvalBoxEndToEnd(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "mean IoU") || !strings.Contains(out, "IoU≥0.5 accuracy") {
 		t.Errorf("show text:\n%s", out)
 	}
+	// The workbench's evaluate screen: the same figures as show.
+	sdb, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sdb.Close()
+	set, err := questionset.Load(setPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := workbench.DatasetFor(set, "", dataset.Options{}.ForSet(set), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	latest := runIDs(t, db)
+	view := screenOf(t, set, ds, sdb, []string{"enter"}, "Metrics · run ")
+	row := rowOf(t, view, "mug")
+	for _, want := range []string{"box · mean IoU " + parityEst(b.MeanIoU), "IoU≥0.5 accuracy " + parityEst(b.Hit50), "(1/3)"} {
+		if !strings.Contains(row, want) {
+			t.Errorf("evaluate screen row lacks %q (runs %v):\n%s", want, latest, row)
+		}
+	}
+	if !strings.Contains(view, "Box · mug") || strings.Contains(view, "Accuracy–coverage") || strings.Contains(view, "Confusion · rows") {
+		t.Errorf("evaluate screen's box section:\n%s", view)
+	}
+
 	// compare: the box question compared paired by item, never dropped.
 	code, out, errOut = runJevlab(t, "compare", "--db", db, runs[0], "latest", "--json")
 	var cmp struct {

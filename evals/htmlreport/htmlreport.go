@@ -255,6 +255,10 @@ func (d *doc) question(qi int, id string) {
 			break
 		}
 	}
+	if first.Box != nil {
+		d.boxQuestion(qi, id, qs, d.comparisonOf(id)) // box.go
+		return
+	}
 	d.p(`<section class="question" id="q%d"><h2>%s <span class="muted">%s · %d outcomes</span></h2>`+"\n", qi, esc(id), esc(string(first.Type)), len(first.Classes))
 	d.metricsTable(id, qs)
 	var qc *compare.QuestionComparison
