@@ -45,7 +45,7 @@ func boxReport(t *testing.T, gates map[string]questionset.Gate, flags questionse
 
 func TestBoxReportAndGates(t *testing.T) {
 	rep := boxReport(t, map[string]questionset.Gate{
-		"*":   {MaxBrier: f(0.2)},                     // set-wide: does not apply to a box, skipped
+		"*":   {MaxBrier: f(0.2)},                    // set-wide: does not apply to a box, skipped
 		"mug": {MinAccuracy: f(0.6), MaxECE: f(0.1)}, // own: accuracy reads IoU≥0.5 accuracy; ECE cannot apply
 	}, questionset.Gate{MaxErrorRate: f(0.5)})
 	q := rep.Questions[0]
