@@ -8,8 +8,10 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/jevlab/jevlab/evals/questionset"
 	"github.com/jevlab/jevlab/evals/workbench"
 	"github.com/jevlab/jevlab/internal/termsafe"
+	"github.com/jevlab/jevlab/provider"
 )
 
 type (
@@ -17,8 +19,16 @@ type (
 	// candidate) against run a (the baseline, the first pick).
 	compareMsg  struct{ a, b *workbench.Run }
 	comparedMsg struct {
-		a, b *workbench.RunView
-		c    *workbench.Compared
+		seq int
+		c   *workbench.Compared
+		err error
+	}
+	// itemAnswersMsg carries one flipped item's answers in both runs,
+	// with each run's questions as it asked them.
+	itemAnswersMsg struct {
+		seq  int
+		sets [2]*questionset.Set
+		res  [2]map[string]*workbench.ItemResult
 		err  error
 	}
 )
@@ -30,31 +40,35 @@ type flipRow struct {
 }
 
 type compareModel struct {
-	e       *env
-	w, h    int
-	busy    bool
-	a, b    *workbench.RunView
-	c       *workbench.Comparison
-	flips   []flipRow
-	total   int // flips counted (every one is listed once compare lists them all)
-	list    list
-	open    bool
-	head    []string // drawn summary
-	fl      []string // drawn flipped-item rows
-	detail  []string // drawn side-by-side item
-	dscroll list
-	pending compareMsg
-	keys    bindings
+	e        *env
+	w, h     int
+	ld       loader                      // the comparison in flight (loading.go)
+	a, b     *workbench.Run              // the runs compared: A the baseline
+	sets     map[string]*questionset.Set // question snapshots by run id, read for the flipped items
+	c        *workbench.Comparison
+	iseq     int                                 // item answers sequence: a newer pick (or esc) drops an older read
+	ireading bool                                // the open item's answers are being read
+	ires     [2]map[string]*workbench.ItemResult // the open item's answers in A and B
+	flips    []flipRow
+	total    int // flips counted (every one is listed once compare lists them all)
+	list     list
+	open     bool
+	head     []string // drawn summary
+	fl       []string // drawn flipped-item rows
+	detail   []string // drawn side-by-side item
+	dscroll  list
+	pending  compareMsg
+	keys     bindings
 }
 
 func newCompareScreen(e *env) screen {
-	m := &compareModel{e: e, list: newList(), dscroll: newScroll()}
+	m := &compareModel{e: e, list: newList(), dscroll: newScroll(), ld: loader{for_: screenCompare}, sets: map[string]*questionset.Set{}}
 	k := e.keys
-	listing := func() bool { return !m.open && m.c != nil }
-	opened := func() bool { return m.open }
+	listing := func() bool { return !m.open && m.c != nil && !m.ld.active }
+	opened := func() bool { return m.open && !m.ld.active }
 	m.keys = bindings{
 		bind(k.Open, "Flipped items", m.openFlip).inBar().enabledWhen(func() bool { return listing() && len(m.flips) > 0 }).withDesc("both runs' answers"),
-		bind(k.Back, "Flipped item", func() tea.Cmd { m.open = false; return nil }).inBar().enabledWhen(opened),
+		bind(k.Back, "Flipped item", func() tea.Cmd { m.open, m.ireading = false, false; m.iseq++; return nil }).inBar().enabledWhen(opened),
 		bind(k.Runs, "Compare", nil).inBar().withDesc("runs: pick A and B"),
 	}
 	for _, b := range m.list.navBindings(k, "Flipped items") {
@@ -64,6 +78,7 @@ func newCompareScreen(e *env) screen {
 		m.keys = append(m.keys, b.enabledWhen(opened))
 	}
 	m.keys[3], m.keys[4] = m.keys[3].inBar(), m.keys[4].inBar()
+	m.keys = append(m.keys, bind(k.Back, "Compare", m.cancelCompare).inBar().enabledWhen(func() bool { return m.ld.active }).withDesc("stop comparing"))
 	return m
 }
 
@@ -75,10 +90,40 @@ func (m *compareModel) resize(w, h int) {
 	m.draw()
 }
 
+// openFlip opens the selected flipped item: its answers in both runs are
+// read (workbench.ItemAnswers: that item only) in a command.
 func (m *compareModel) openFlip() tea.Cmd {
-	if _, ok := m.list.selected(); ok {
-		m.open = true
-		m.drawDetail()
+	i, ok := m.list.selected()
+	if !ok {
+		return nil
+	}
+	f := m.flips[i]
+	m.open, m.ireading, m.ires = true, true, [2]map[string]*workbench.ItemResult{}
+	m.iseq++
+	seq, ctx, db := m.iseq, m.e.ctx, m.e.sess.Template.DB
+	runs := [2]*workbench.Run{m.a, m.b}
+	known := [2]*questionset.Set{m.sets[m.a.ID], m.sets[m.b.ID]}
+	m.drawDetail()
+	return func() tea.Msg {
+		out := itemAnswersMsg{seq: seq, sets: known}
+		for i, r := range runs {
+			if out.sets[i] == nil {
+				if out.sets[i], out.err = workbench.RunSet(ctx, db, r); out.err != nil {
+					return out
+				}
+			}
+			if out.res[i], out.err = workbench.ItemAnswers(ctx, db, r, f.item.ItemID); out.err != nil {
+				return out
+			}
+		}
+		return out
+	}
+}
+
+// cancelCompare stops the comparison in flight.
+func (m *compareModel) cancelCompare() tea.Cmd {
+	if m.ld.stop() {
+		m.e.say("stopped comparing A %s → B %s", m.pending.a.ID, m.pending.b.ID)
 	}
 	return nil
 }
@@ -86,28 +131,41 @@ func (m *compareModel) openFlip() tea.Cmd {
 func (m *compareModel) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case compareMsg:
-		m.busy, m.open, m.pending = true, false, msg
-		db, ctx := m.e.sess.Template.DB, m.e.ctx
+		m.open, m.pending = false, msg
+		db := m.e.sess.Template.DB
+		ctx, seq, progress, ch, wait := m.ld.begin(m.e.ctx, fmt.Sprintf("comparing A %s → B %s", msg.a.ID, msg.b.ID), "read")
 		m.e.say("comparing A %s → B %s…", msg.a.ID, msg.b.ID)
-		return func() tea.Msg {
-			a, err := workbench.LoadStoredRun(ctx, db, msg.a, workbench.ViewConfig{})
-			if err != nil {
-				return comparedMsg{err: err}
-			}
-			b, err := workbench.LoadStoredRun(ctx, db, msg.b, workbench.ViewConfig{})
-			if err != nil {
-				return comparedMsg{err: err}
-			}
-			c, err := workbench.CompareViews(a, b, nil) // DefaultCompareOptions: seed 1, as jevlab compare
-			return comparedMsg{a: a, b: b, c: c, err: err}
+		load := func() tea.Msg {
+			defer close(ch)
+			c, err := workbench.CompareStored(ctx, db, msg.a, msg.b, nil, progress) // DefaultCompareOptions: seed 1, as jevlab compare
+			return comparedMsg{seq: seq, c: c, err: err}
 		}
+		return tea.Batch(load, wait) // load first: a synchronous driver (tests) runs it before waiting
+	case loadProgressMsg:
+		cmd, _ := m.ld.progress(msg)
+		return cmd
+	case itemAnswersMsg:
+		if msg.seq != m.iseq || !m.open {
+			return nil
+		}
+		m.ireading = false
+		if msg.err != nil {
+			m.open = false
+			m.e.fail("read the item's answers: %s", firstLine(msg.err.Error()))
+			return nil
+		}
+		m.sets[m.a.ID], m.sets[m.b.ID] = msg.sets[0], msg.sets[1]
+		m.ires = msg.res
+		m.drawDetail()
 	case comparedMsg:
-		m.busy = false
+		if !m.ld.finished(msg.seq) {
+			return nil // superseded or cancelled
+		}
 		if msg.err != nil {
 			m.e.fail("compare: %s", firstLine(msg.err.Error()))
 			return nil
 		}
-		m.a, m.b, m.c = msg.a, msg.b, msg.c.Comparison
+		m.a, m.b, m.c = msg.c.A, msg.c.B, msg.c.Comparison
 		m.flips, m.total = m.flips[:0], 0
 		for _, q := range m.c.Questions {
 			m.total += q.Flips.Fixed + q.Flips.Broken + q.Flips.Changed
@@ -244,20 +302,30 @@ func (m *compareModel) drawDetail() {
 	}
 	f := m.flips[i]
 	half := max(20, (m.w-3)/2)
-	chart := func(v *workbench.RunView) []string {
-		q := v.Question(f.q)
+	if m.ireading {
+		m.detail = []string{st.Muted.Render(fit(fmt.Sprintf(" reading item %s's answers in both runs…", termsafe.String(f.item.ItemID)), m.w-1))}
+		m.dscroll.setLen(1)
+		m.dscroll.setHeight(m.h)
+		return
+	}
+	chart := func(side int) []string {
+		set := m.sets[[2]*workbench.Run{m.a, m.b}[side].ID]
+		var q *provider.Question
+		if set != nil {
+			q, _ = set.Questions.Get(f.q)
+		}
 		if q == nil {
 			return []string{st.Muted.Render("question not in this run")}
 		}
-		in := chartInput{ID: f.q, Q: q, Threshold: v.Set.Threshold(f.q), True: -1, Width: half}
-		if r := v.Items[f.item.ItemID][f.q]; r != nil {
+		in := chartInput{ID: f.q, Q: q, Threshold: set.Threshold(f.q), True: -1, Width: half}
+		if r := m.ires[side][f.q]; r != nil {
 			in.True, in.Cur, in.CurQ, in.Err = r.Label, r.Answer, q, r.Err
 		}
 		return renderChart(in, st)
 	}
-	left, right := chart(m.a), chart(m.b)
+	left, right := chart(0), chart(1)
 	l := []string{st.Focused.Render(fit(fmt.Sprintf(" Item %s · %s · %s (label: %s)", termsafe.String(f.item.ItemID), termsafe.String(f.q), f.item.Kind, termsafe.String(f.item.Label)), m.w-1)),
-		padRight(st.Key.Render(" A "+m.a.Run.ID+" (baseline)"), half) + " │ " + st.Key.Render("B "+m.b.Run.ID)}
+		padRight(st.Key.Render(" A "+m.a.ID+" (baseline)"), half) + " │ " + st.Key.Render("B "+m.b.ID)}
 	for i := 0; i < max(len(left), len(right)); i++ {
 		a, b := "", ""
 		if i < len(left) {
@@ -276,8 +344,8 @@ func (m *compareModel) drawDetail() {
 func (m *compareModel) view(w, h int) string {
 	st := &m.e.st
 	switch {
-	case m.busy:
-		return st.Muted.Render(fmt.Sprintf(" comparing A %s → B %s…", m.pending.a.ID, m.pending.b.ID))
+	case m.ld.active:
+		return st.Muted.Render(fit(m.ld.line(), w))
 	case m.c == nil:
 		return st.Muted.Render(" Pick two runs on the runs screen (4, then space on each: the first is A, the baseline) to compare them here.")
 	case m.open:

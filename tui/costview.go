@@ -44,6 +44,9 @@ func (m *evalModel) costLines(qid string, w int) []string {
 	}
 	st := &m.e.st
 	l := []string{"", st.Focused.Render(fit(" Costs · "+cv.Costs, w))}
+	if !m.answersRead() {
+		return append(l, st.Muted.Render(fit(" "+m.needsAnswers(), w)))
+	}
 	switch {
 	case cv.Noul != nil:
 		o := cv.Noul

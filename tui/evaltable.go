@@ -60,6 +60,10 @@ func (m *evalModel) metricsTable(w int) []string {
 	indent := strings.Repeat(" ", qw+4)
 	for i, r := range v.Report.Questions {
 		c := v.Confidence(r.ID)
+		conf := mean(c.MeanConfidence)
+		if !m.answersRead() {
+			conf = "…" // the provider's field is averaged over the answers, not yet read
+		}
 		gap := "—"
 		if r.Overconfidence.Defined() {
 			gap = fmt.Sprintf("%+.3f", r.Overconfidence.Value)
@@ -79,7 +83,7 @@ func (m *evalModel) metricsTable(w int) []string {
 			for _, n := range r.Errors {
 				errs += n
 			}
-			row += fmt.Sprintf(" %-7s %-10s %-19s %-19s %-19s %d", gap, mean(c.MeanConfidence), est(r.ECE), est(r.Brier), est(r.LogLoss), errs)
+			row += fmt.Sprintf(" %-7s %-10s %-19s %-19s %-19s %d", gap, conf, est(r.ECE), est(r.Brier), est(r.LogLoss), errs)
 		}
 		if i == m.qi {
 			l = append(l, st.Selected.Render(fit(" ▶ "+row, w)))
@@ -87,7 +91,7 @@ func (m *evalModel) metricsTable(w int) []string {
 			l = append(l, fit("   "+row, w))
 		}
 		if !wide {
-			l = append(l, fit(fmt.Sprintf("%s gap %s · confidence %s · ECE %s", indent, gap, mean(c.MeanConfidence), est(r.ECE)), w))
+			l = append(l, fit(fmt.Sprintf("%s gap %s · confidence %s · ECE %s", indent, gap, conf, est(r.ECE)), w))
 		}
 		if s := r.Score; s != nil {
 			l = append(l, fit(fmt.Sprintf("%s within one %s · MAE %s · QWK %s", indent, est(s.WithinOneArgmax), est(s.MAE), est(s.QWK)), w))

@@ -23,14 +23,6 @@ type (
 		runID string
 		err   error
 	}
-	// runViewMsg carries a stored run read back and measured by the
-	// use-case layer (in a command, never in Update or View).
-	runViewMsg struct {
-		v    *workbench.RunView
-		err  error
-		for_ screenID
-		seq  int // drops a view overtaken by a newer one (0: always shown)
-	}
 )
 
 type evalModel struct {
@@ -44,12 +36,14 @@ type evalModel struct {
 	lastErr  string
 	stale    string // StaleSummary of the labels the last run excluded
 
-	v    *workbench.RunView
-	qi   int     // selected question
-	cut  float64 // confidence cut-point
-	thr  float64 // noul threshold of the cost view (costview.go)
-	busy bool    // measuring
-	aseq int     // view sequence
+	v   *workbench.RunView
+	qi  int     // selected question
+	cut float64 // confidence cut-point
+	thr float64 // noul threshold of the cost view (costview.go)
+	// ld is the load of a stored run in flight (loading.go); answersFor
+	// names the run whose answers it reads ("" while it reads a report).
+	ld         loader
+	answersFor string
 
 	lines  []string
 	scroll list
@@ -58,7 +52,7 @@ type evalModel struct {
 }
 
 func newEvalScreen(e *env) screen {
-	m := &evalModel{e: e, cut: 0.5, thr: 0.5, scroll: newScroll(), probes: newProbePane(e)}
+	m := &evalModel{e: e, cut: 0.5, thr: 0.5, scroll: newScroll(), probes: newProbePane(e), ld: loader{for_: screenEval}}
 	k := e.keys
 	idle := func() bool { return !m.running && !m.probes.running }
 	m.keys = bindings{
@@ -67,6 +61,8 @@ func newEvalScreen(e *env) screen {
 		bind(k.Resume, "Evaluate", m.resume).enabledWhen(idle).withDesc("resume the newest run"),
 		bind(k.Cancel, "Evaluate", m.stop).inBar().enabledWhen(func() bool { return m.running }).withDesc("cancel the run"),
 		bind(k.Back, "Evaluate", m.stop).enabledWhen(func() bool { return m.running }).withDesc("cancel the run"),
+		bind(k.Back, "Evaluate", m.cancelLoad).inBar().enabledWhen(func() bool { return !m.running && m.loading() }).withDesc("stop reading the run"),
+		bind(k.Open, "Evaluate", m.readAnswers).inBar().enabledWhen(func() bool { return m.v != nil && !m.answersRead() && !m.loading() }).withDesc("read the run's answers"),
 		bind(k.CutDown, "Measure", func() tea.Cmd { return m.moveCut(-0.05) }).inBar(),
 		bind(k.CutUp, "Measure", func() tea.Cmd { return m.moveCut(0.05) }).inBar(),
 		bind(k.ThresholdDown, "Measure", func() tea.Cmd { return m.moveThreshold(-0.05) }).enabledWhen(m.hasCostView),
@@ -192,26 +188,105 @@ func waitProgress(ch <-chan workbench.Progress) tea.Cmd {
 	}
 }
 
-// loadRun reads and measures a stored run (ref: id, prefix, latest) with
-// the canonical settings `jevlab show` uses.
-func loadRun(e *env, ref string, run *workbench.Run, to screenID, seq int) tea.Cmd {
-	db, ctx := e.sess.Template.DB, e.ctx
-	return func() tea.Msg {
+// openRunMsg asks the evaluate screen to open a stored run.
+type openRunMsg struct{ run *workbench.Run }
+
+// A run whose first-repeat answers number at most smallRunAnswers is read
+// whole in one load (report and answers, one message: small runs look as
+// they always did); a larger one is opened from its report (the stored
+// summary: instant once stored) and its answers read after, in a second
+// load with its own progress line, when they number at most autoAnswers
+// (past that the user asks for them: enter).
+const (
+	smallRunAnswers = 50_000
+	autoAnswers     = 1_000_000
+)
+
+// evalLoadMsg carries a load of the evaluate screen: the report (answers
+// false) or the answers (answers true) of a run.
+type evalLoadMsg struct {
+	seq     int
+	v       *workbench.RunView
+	err     error
+	answers bool
+}
+
+// open reads and measures a stored run (run, or when nil ref: an id,
+// prefix or latest) with the canonical settings `jevlab show` uses, from
+// the run's stored summary when there is one. A load in flight is
+// superseded.
+func (m *evalModel) open(ref string, run *workbench.Run) tea.Cmd {
+	e := m.e
+	if !e.hasDB() {
+		return nil
+	}
+	name := ref
+	if run != nil {
+		name = run.ID
+	}
+	db := e.sess.Template.DB
+	cfg := workbench.ViewConfig{ReportOnly: true, Build: e.sess.Template.Build}
+	ctx, seq, progress, ch, wait := m.ld.begin(e.ctx, "reading run "+name, "answers")
+	m.ld.after = "computing the report of run " + name + " (stored for the next open)"
+	m.answersFor = ""
+	cfg.Progress = progress
+	load := func() tea.Msg {
+		defer close(ch)
 		var v *workbench.RunView
 		var err error
 		if run != nil {
-			v, err = workbench.LoadStoredRun(ctx, db, run, workbench.ViewConfig{})
+			v, err = workbench.LoadStoredRun(ctx, db, run, cfg)
 		} else {
-			v, err = workbench.LoadRun(ctx, db, ref, workbench.ViewConfig{})
+			v, err = workbench.LoadRun(ctx, db, ref, cfg)
 		}
-		return runViewMsg{v: v, err: err, for_: to, seq: seq}
+		if err == nil && v.Run.Done*len(v.Set.Questions) <= smallRunAnswers {
+			v, err = workbench.WithAnswers(ctx, db, v, nil)
+		}
+		return evalLoadMsg{seq: seq, v: v, err: err}
 	}
+	m.draw()
+	return tea.Batch(load, wait) // load first: a synchronous driver (tests) runs it before waiting
 }
 
+// readAnswers reads the shown run's answers for the per-item views.
+func (m *evalModel) readAnswers() tea.Cmd {
+	if m.v == nil || m.v.Items != nil || !m.e.hasDB() {
+		return nil
+	}
+	v, db := m.v, m.e.sess.Template.DB
+	ctx, seq, progress, ch, wait := m.ld.begin(m.e.ctx, "reading the answers of run "+v.Run.ID, "answers")
+	m.ld.after = ""
+	m.answersFor = v.Run.ID
+	load := func() tea.Msg {
+		defer close(ch)
+		av, err := workbench.WithAnswers(ctx, db, v, progress)
+		return evalLoadMsg{seq: seq, v: av, err: err, answers: true}
+	}
+	m.draw()
+	return tea.Batch(load, wait) // load first: a synchronous driver (tests) runs it before waiting
+}
+
+// cancelLoad stops the load in flight and says what is left as it was.
+func (m *evalModel) cancelLoad() tea.Cmd {
+	what := m.ld.what
+	if m.ld.stop() {
+		if m.answersFor != "" {
+			m.e.say("stopped %s; enter reads them (provider confidence, noul confusion, costs)", what)
+		} else {
+			m.e.say("stopped %s; the runs screen (4, enter) opens it again", what)
+		}
+	}
+	m.draw()
+	return nil
+}
+
+func (m *evalModel) loading() bool { return m.ld.active }
+
+// answersRead reports whether the shown run's per-item answers are read.
+func (m *evalModel) answersRead() bool { return m.v != nil && m.v.Items != nil }
+
 func (m *evalModel) analyze(runID string) tea.Cmd {
-	m.busy = true
-	m.aseq++
-	return loadRun(m.e, runID, nil, screenEval, m.aseq)
+	return m.open(runID, nil)
 }
 
 func (m *evalModel) update(msg tea.Msg) tea.Cmd {
@@ -253,20 +328,39 @@ func (m *evalModel) update(msg tea.Msg) tea.Cmd {
 		if msg.runID != "" {
 			return m.analyze(msg.runID)
 		}
-	case runViewMsg:
-		if msg.for_ != screenEval || (msg.seq != 0 && msg.seq != m.aseq) {
-			return nil
+	case openRunMsg:
+		return m.open("", msg.run)
+	case loadProgressMsg:
+		cmd, _ := m.ld.progress(msg)
+		m.draw()
+		return cmd
+	case evalLoadMsg:
+		if !m.ld.finished(msg.seq) {
+			return nil // superseded or cancelled
 		}
-		m.busy = false
 		if msg.err != nil {
-			m.e.fail("read run: %s", firstLine(msg.err.Error()))
+			if msg.answers {
+				m.e.fail("read the answers of run %s: %s", m.answersFor, firstLine(msg.err.Error()))
+			} else {
+				m.e.fail("read run: %s", firstLine(msg.err.Error()))
+			}
+			m.draw()
 			return nil
 		}
 		m.v = msg.v
 		m.qi = min(m.qi, max(0, len(m.v.Report.Questions)-1))
+		cmds := []tea.Cmd{}
+		if !msg.answers {
+			cmds = append(cmds, m.probes.show(m.selectedQuestion()))
+			if m.v.Items == nil && m.v.Run.Done*len(m.v.Set.Questions) <= autoAnswers {
+				cmds = append(cmds, m.readAnswers())
+			}
+		}
 		m.draw()
-		v := msg.v // the dataset screen shows this run's correctness
-		return tea.Batch(func() tea.Msg { return runResultsMsg{v: v} }, m.probes.show(m.selectedQuestion()))
+		if v := msg.v; v.Items != nil { // the dataset screen shows this run's correctness
+			cmds = append(cmds, func() tea.Msg { return runResultsMsg{v: v} })
+		}
+		return tea.Batch(cmds...)
 	case tea.KeyMsg:
 		cmd, _ := m.keys.handle(msg)
 		m.draw()
@@ -323,8 +417,10 @@ func (m *evalModel) draw() {
 			l = append(l, st.Warn.Render(" "+s))
 		}
 	}
-	if m.busy {
-		l = append(l, st.Muted.Render(" computing metrics…"))
+	if m.ld.active {
+		l = append(l, st.Muted.Render(fit(m.ld.line(), w)))
+	} else if m.v != nil && !m.answersRead() {
+		l = append(l, st.Muted.Render(fit(fmt.Sprintf(" report of run %s from its stored summary · enter reads its answers (provider confidence, noul confusion, costs)", m.v.Run.ID), w)))
 	}
 	if m.v != nil {
 		l = append(l, "")
@@ -346,7 +442,12 @@ func (m *evalModel) draw() {
 			l = append(l, "")
 			l = append(l, m.reliability(rep, w)...)
 			l = append(l, "")
-			l = append(l, confusionLines(st, rep, m.v.Confusion(rep.ID), w)...)
+			if rep.Type == "noul" && !m.answersRead() {
+				l = append(l, st.Focused.Render(fit(" Confusion · rows = true label, columns = decision (numbered as the rows)", w)),
+					st.Muted.Render(fit(" "+m.needsAnswers(), w)))
+			} else {
+				l = append(l, confusionLines(st, rep, m.v.Confusion(rep.ID), w)...)
+			}
 		}
 	}
 	m.lines = l
@@ -358,6 +459,15 @@ func (m *evalModel) view(w, h int) string {
 		return v
 	}
 	return joinLines(m.scroll.render(m.lines, nil))
+}
+
+// needsAnswers says what a per-item view waits for while the run's
+// answers are not read.
+func (m *evalModel) needsAnswers() string {
+	if m.ld.active && m.answersFor != "" {
+		return "needs the run's answers: reading them…"
+	}
+	return "needs the run's answers: enter reads them"
 }
 
 // coverage draws accuracy against coverage at the cut-point.

@@ -128,11 +128,11 @@ func (m *runsModel) headlines() tea.Cmd {
 	if len(todo) == 0 {
 		return nil
 	}
-	db, ctx := m.e.sess.Template.DB, m.e.ctx
+	db, ctx, build := m.e.sess.Template.DB, m.e.ctx, m.e.sess.Template.Build
 	return func() tea.Msg {
 		out := map[string]*workbench.RunHeadline{}
 		for _, r := range todo {
-			h, err := workbench.Headline(ctx, db, r)
+			h, err := workbench.StoredHeadline(ctx, db, r, build)
 			if err != nil {
 				h = &workbench.RunHeadline{RunID: r.ID, UpdatedAt: r.UpdatedAt} // drawn as "—"; not asked again until the run changes
 			}
@@ -368,7 +368,7 @@ func (m *runsModel) openRun() tea.Cmd {
 		return nil
 	}
 	m.e.say("reading run %s…", r.ID)
-	return tea.Batch(func() tea.Msg { return gotoScreenMsg{to: screenEval} }, loadRun(m.e, "", r, screenEval, 0))
+	return tea.Batch(func() tea.Msg { return gotoScreenMsg{to: screenEval} }, func() tea.Msg { return openRunMsg{run: r} })
 }
 
 // compare sends the two picked runs to the compare screen: A the first
