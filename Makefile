@@ -44,10 +44,12 @@ bench:
 
 # The commands measured as processes, end to end (issue: a million-item
 # run on a laptop): eval against a separate `jevlab serve --synthetic`,
-# then show and compare, at each size in SCALE (add 1000000 for the long run).
+# then show and compare, at each size in SCALE (add 1000000 for the long run);
+# then the evaluate screen's first full frame of a run that size.
 SCALE ?= 10000,100000
 bench-scale: build
 	JEVLAB_SCALE=$(SCALE) JEVLAB_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench '^BenchmarkScale$$' -benchtime 1x -timeout 3h ./cmd/jevlab
+	JEVLAB_SCALE=$(SCALE) $(GO) test -run '^$$' -bench '^BenchmarkEvaluateFirstFrame$$' -benchtime 1x -timeout 3h ./tui
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -209,6 +209,7 @@ type evalLoadMsg struct {
 	v       *workbench.RunView
 	err     error
 	answers bool
+	summary bool // the report came from the run's stored summary
 }
 
 // open reads and measures a stored run (run, or when nil ref: an id,
@@ -229,7 +230,11 @@ func (m *evalModel) open(ref string, run *workbench.Run) tea.Cmd {
 	ctx, seq, progress, ch, wait := m.ld.begin(e.ctx, "reading run "+name, "answers")
 	m.ld.after = "computing the report of run " + name + " (stored for the next open)"
 	m.answersFor = ""
-	cfg.Progress = progress
+	summary := false // set by the loading goroutine only, read by it after the load
+	cfg.Progress = func(p workbench.LoadProgress) {
+		summary = summary || p.Summary
+		progress(p)
+	}
 	load := func() tea.Msg {
 		defer close(ch)
 		var v *workbench.RunView
@@ -242,7 +247,7 @@ func (m *evalModel) open(ref string, run *workbench.Run) tea.Cmd {
 		if err == nil && v.Run.Done*len(v.Set.Questions) <= smallRunAnswers {
 			v, err = workbench.WithAnswers(ctx, db, v, nil)
 		}
-		return evalLoadMsg{seq: seq, v: v, err: err}
+		return evalLoadMsg{seq: seq, v: v, err: err, summary: summary}
 	}
 	m.draw()
 	return tea.Batch(load, wait) // load first: a synchronous driver (tests) runs it before waiting
@@ -350,6 +355,13 @@ func (m *evalModel) update(msg tea.Msg) tea.Cmd {
 		m.v = msg.v
 		m.qi = min(m.qi, max(0, len(m.v.Report.Questions)-1))
 		cmds := []tea.Cmd{}
+		if !msg.answers && m.v.Items == nil { // a large run (a small one is read whole, and says nothing new)
+			if msg.summary {
+				m.e.say("run %s: report from its stored summary", m.v.Run.ID)
+			} else {
+				m.e.say("run %s: report computed from its answers", m.v.Run.ID)
+			}
+		}
 		if !msg.answers {
 			cmds = append(cmds, m.probes.show(m.selectedQuestion()))
 			if m.v.Items == nil && m.v.Run.Done*len(m.v.Set.Questions) <= autoAnswers {
