@@ -433,7 +433,7 @@ func (db *DB) lookupBatch(ctx context.Context, keys []provider.AnswerKey, accept
 	}
 	nb = bucket(len(ids))
 	st, err = db.stmt(ctx, `SELECT a.rowid, a.model, a.raw, a.exchange_id, ifnull(e.run_id, ''), e.recorded_at,
-		substr(CAST(e.response AS BLOB), a.off + 1, a.len)
+		substr(CAST(e.response AS BLOB), a.off + 1, a.len), a.off
 		FROM answer_index a JOIN exchanges e ON e.id = a.exchange_id WHERE a.rowid IN (`+placeholders(nb)+`)`)
 	if err != nil {
 		return err
@@ -449,9 +449,10 @@ func (db *DB) lookupBatch(ctx context.Context, keys []provider.AnswerKey, accept
 	defer rows.Close()
 	for rows.Next() {
 		var rowid, exID int64
+		var off int
 		var model, runID, at string
 		var raw, slice []byte
-		if err := rows.Scan(&rowid, &model, &raw, &exID, &runID, &at, &slice); err != nil {
+		if err := rows.Scan(&rowid, &model, &raw, &exID, &runID, &at, &slice, &off); err != nil {
 			return err
 		}
 		k, ok := byRow[rowid]
@@ -460,6 +461,7 @@ func (db *DB) lookupBatch(ctx context.Context, keys []provider.AnswerKey, accept
 		}
 		if raw == nil {
 			raw = slice
+			db.recent.add(raw, rawRef{exchange: exID, off: off, n: len(slice)})
 		}
 		origin := fmt.Sprintf("database exchange %d", exID)
 		if runID != "" {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -54,13 +55,8 @@ type ItemKey struct {
 	Repeat int
 }
 
-const (
-	insItemSQL = `INSERT OR IGNORE INTO item_results (run_id, item_id, repeat, seq, latency_ms, input_tokens, output_tokens,
-		cost_usd, model, request_id, attempts, err_kind, err_msg) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`
-	insAnswerSQL = `INSERT OR IGNORE INTO answers (run_id, item_id, question_id, repeat, seq, type, decided, p, score, choice,
-		confidence, probs, raw, source, model, recorded_at, origin, latency_ms, label_index, label_text, err_kind, err_msg, raw_dict)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
-)
+const insItemSQL = `INSERT OR IGNORE INTO item_results (run_id, item_id, repeat, seq, latency_ms, input_tokens, output_tokens,
+	cost_usd, model, request_id, attempts, err_kind, err_msg, answers, raws) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 
 // SaveItems stores a batch of finished items of run in one transaction and
 // adds them to the run's totals. It is idempotent: an item × repeat already
@@ -70,6 +66,10 @@ const (
 // follows the new outcome, and the tokens and cost of both attempts are
 // kept, on the item and the run, because both were spent. It returns how
 // many items were new or replaced.
+//
+// An item's answers are packed into its item_results row (itempack.go);
+// a raw answer that is a slice of a stored exchange this process saved or
+// looked up lately is kept as a reference to it (rawrefs.go).
 func (db *DB) SaveItems(ctx context.Context, runID string, items []ItemResult) (int, error) {
 	if len(items) == 0 {
 		return 0, nil
@@ -78,25 +78,38 @@ func (db *DB) SaveItems(ctx context.Context, runID string, items []ItemResult) (
 	if err != nil {
 		return 0, fmt.Errorf("save items of run %s: %w", runID, err)
 	}
-	insAns, err := db.stmt(ctx, insAnswerSQL)
-	if err != nil {
-		return 0, fmt.Errorf("save items of run %s: %w", runID, err)
-	}
 	var added, replaced, errs int
 	var in, out int64
 	var cost float64
 	models := map[string]bool{}
-	var buf []byte
 	var newDicts map[string]int64
 	err = db.write(ctx, func(tx *sql.Tx) error {
 		newDicts = map[string]int64{}
-		si, sa := tx.StmtContext(ctx, insItem), tx.StmtContext(ctx, insAns)
+		si := tx.StmtContext(ctx, insItem)
 		defer si.Close()
-		defer sa.Close()
+		sink := func(questionID string, raw []byte) (rawRef, bool, []byte, int64, error) {
+			if ref, ok := db.recent.get(raw); ok {
+				return ref, true, nil, 0, nil
+			}
+			packed, dict, err := db.packer.pack(ctx, tx, runID, questionID, raw, newDicts)
+			return rawRef{}, false, packed, dict, err
+		}
 		for i := range items {
 			it := &items[i]
+			pk, err := encodeItem(it, sink)
+			if err != nil {
+				return fmt.Errorf("item %s: %w", it.ItemID, err)
+			}
+			packed, err := db.packItem(ctx, tx, runID, pk.answers, newDicts)
+			if err != nil {
+				return fmt.Errorf("item %s: %w", it.ItemID, err)
+			}
+			var raws any
+			if pk.raws != nil {
+				raws = pk.raws
+			}
 			res, err := si.ExecContext(ctx, runID, it.ItemID, it.Repeat, it.Seq, it.LatencyMS, it.Usage.InputTokens, it.Usage.OutputTokens,
-				it.CostUSD, it.Model, it.RequestID, it.Attempts, it.ErrKind, it.ErrMsg)
+				it.CostUSD, it.Model, it.RequestID, it.Attempts, it.ErrKind, it.ErrMsg, packed, raws)
 			if err != nil {
 				return fmt.Errorf("item %s: %w", it.ItemID, err)
 			}
@@ -114,13 +127,9 @@ func (db *DB) SaveItems(ctx context.Context, runID string, items []ItemResult) (
 				}
 				if _, err := tx.ExecContext(ctx, `UPDATE item_results SET seq = ?, latency_ms = ?, input_tokens = input_tokens + ?,
 					output_tokens = output_tokens + ?, cost_usd = cost_usd + ?, model = ?, request_id = ?, attempts = attempts + ?,
-					err_kind = ?, err_msg = ? WHERE run_id = ? AND item_id = ? AND repeat = ?`,
+					err_kind = ?, err_msg = ?, answers = ?, raws = ? WHERE run_id = ? AND item_id = ? AND repeat = ?`,
 					it.Seq, it.LatencyMS, it.Usage.InputTokens, it.Usage.OutputTokens, it.CostUSD, it.Model, it.RequestID, it.Attempts,
-					it.ErrKind, it.ErrMsg, runID, it.ItemID, it.Repeat); err != nil {
-					return fmt.Errorf("item %s: %w", it.ItemID, err)
-				}
-				if _, err := tx.ExecContext(ctx, `DELETE FROM answers WHERE run_id = ? AND item_id = ? AND repeat = ?`,
-					runID, it.ItemID, it.Repeat); err != nil {
+					it.ErrKind, it.ErrMsg, packed, raws, runID, it.ItemID, it.Repeat); err != nil {
 					return fmt.Errorf("item %s: %w", it.ItemID, err)
 				}
 				replaced++
@@ -136,65 +145,6 @@ func (db *DB) SaveItems(ctx context.Context, runID string, items []ItemResult) (
 			cost += it.CostUSD
 			if it.Model != "" {
 				models[it.Model] = true
-			}
-			for j := range it.Answers {
-				a := &it.Answers[j]
-				var args [23]any
-				args[0], args[1], args[2], args[3], args[4] = runID, it.ItemID, a.QuestionID, it.Repeat, it.Seq
-				args[6] = a.Decided
-				args[17] = a.LatencyMS
-				if a.Label != nil {
-					args[18] = int64(*a.Label)
-				}
-				args[19], args[20], args[21] = a.LabelText, a.ErrKind, a.ErrMsg
-				args[5], args[13], args[14], args[15], args[16] = "", "", "", "", ""
-				if an := a.Answer; an != nil {
-					args[5] = string(an.Type)
-					switch an.Type {
-					case provider.Noul:
-						args[7] = an.P
-					case provider.Score:
-						args[8] = an.Score
-					case provider.Choice:
-						args[9] = an.Choice
-					}
-					if an.HasConfidence {
-						args[10] = an.Confidence
-					}
-					if an.Probs != nil {
-						buf = appendFloats(buf[:0], an.Probs)
-						args[11] = string(buf)
-					}
-					if an.Type == provider.Box {
-						// A box has no distribution: its probs column holds
-						// the edges [top,bottom,left,right], so metrics read
-						// them without the raw bytes.
-						args[11] = nil
-						if e, ok := an.BoxOf(); ok {
-							buf = appendFloats(buf[:0], []float64{e.Top, e.Bottom, e.Left, e.Right})
-							args[11] = string(buf)
-						}
-					}
-					if an.Raw != nil {
-						packed, dict, err := db.packer.pack(ctx, tx, runID, a.QuestionID, an.Raw, newDicts)
-						if err != nil {
-							return fmt.Errorf("item %s question %s: %w", it.ItemID, a.QuestionID, err)
-						}
-						args[12] = packed
-						if dict != 0 {
-							args[22] = dict
-						}
-					}
-					args[13] = string(an.Provenance.Source)
-					args[14] = an.Provenance.Model
-					if !an.Provenance.RecordedAt.IsZero() {
-						args[15] = an.Provenance.RecordedAt.UTC().Format(time.RFC3339Nano)
-					}
-					args[16] = an.Provenance.Origin
-				}
-				if _, err := sa.ExecContext(ctx, args[:]...); err != nil {
-					return fmt.Errorf("item %s question %s: %w", it.ItemID, a.QuestionID, err)
-				}
 			}
 		}
 		if added == 0 && replaced == 0 {
@@ -220,6 +170,22 @@ func (db *DB) SaveItems(ctx context.Context, runID string, items []ItemResult) (
 	}
 	db.packer.remember(newDicts)
 	return added + replaced, nil
+}
+
+// packItem returns an item's packed answers as stored: a uvarint
+// dictionary id, then the bytes, deflated against the run's dictionary
+// (the first item's packed answers) unless that gains nothing (id 0).
+func (db *DB) packItem(ctx context.Context, tx *sql.Tx, runID string, b []byte, newDicts map[string]int64) ([]byte, error) {
+	return packItemWith(ctx, tx, &db.packer, runID, b, newDicts)
+}
+
+func packItemWith(ctx context.Context, tx *sql.Tx, p *rawPacker, runID string, b []byte, newDicts map[string]int64) ([]byte, error) {
+	packed, dict, err := p.pack(ctx, tx, runID, itemsDictQuestion, b, newDicts)
+	if err != nil {
+		return nil, err
+	}
+	out := binary.AppendUvarint(make([]byte, 0, len(packed)+4), uint64(dict))
+	return append(out, packed...), nil
 }
 
 // mergeModels adds newly seen resolved models to the run's list.
@@ -391,87 +357,91 @@ type answerFilter struct {
 	byQuestion bool
 }
 
-// forEachAnswer streams run's answers that pass f.
+// forEachAnswer streams run's answers that pass f. Item rows come in
+// dataset order; the answers of the rows at one dataset position (an
+// item's repeats) are put in question id, then repeat order.
 func (db *DB) forEachAnswer(ctx context.Context, runID string, f answerFilter, withRaw bool, fn func(*ItemAnswer) error) error {
-	rawCol := "raw, raw_dict"
+	rawCol := "raws"
 	if !withRaw {
-		rawCol = "NULL, NULL"
+		rawCol = "NULL"
 	}
 	where, args := "run_id = ?", []any{runID}
-	switch {
-	case f.item != "":
+	if f.item != "" {
 		where, args = "run_id = ? AND item_id = ?", []any{runID, f.item}
-	case f.byQuestion:
-		where, args = "run_id = ? AND question_id = ?", []any{runID, f.question}
 	}
-	unpack := rawUnpacker{db: db.sql}
-	rows, err := db.sql.QueryContext(ctx, `SELECT item_id, question_id, repeat, seq, type, decided, p, score, choice, confidence,
-		probs, `+rawCol+`, source, model, recorded_at, origin, latency_ms, label_index, label_text, err_kind, err_msg
-		FROM answers WHERE `+where+` ORDER BY seq, question_id, repeat`, args...)
+	var only *string
+	if f.byQuestion {
+		only = &f.question
+	}
+	rows, err := db.sql.QueryContext(ctx, `SELECT item_id, seq, repeat, latency_ms, answers, `+rawCol+`
+		FROM item_results WHERE `+where+` ORDER BY seq, repeat`, args...)
 	if err != nil {
 		return fmt.Errorf("answers of run %s: %w", runID, err)
 	}
 	defer rows.Close()
-	// Text columns are scanned as raw bytes and interned: a run's rows
-	// repeat a few types, models, sources and labels, and each item's id
-	// and time over its questions, so a large run's answers share them
-	// instead of holding a copy per row.
-	var in interner
-	var itemB, qidB, typB, decB, choiceB, probsB, sourceB, modelB, recB, originB, labelB, ekB, emB sql.RawBytes
+	var src rawSource
+	if withRaw {
+		src = newRawReader(ctx, db.sql)
+	}
+	unpack := rawUnpacker{db: db.sql}
+	var dec itemDecoder
+	var group []ItemAnswer
+	groupSeq, groupRows := 0, 0
+	flush := func() error {
+		if groupRows > 1 {
+			sortAnswers(group)
+		}
+		for i := range group {
+			if err := fn(&group[i]); err != nil {
+				return err
+			}
+		}
+		clear(group)
+		group, groupRows = group[:0], 0
+		return nil
+	}
+	var itemB, packed, raws sql.RawBytes
 	for rows.Next() {
-		var a ItemAnswer
-		var p, score, conf sql.NullFloat64
-		var raw []byte
-		var rawDict sql.NullInt64
-		var label sql.NullInt64
-		if err := rows.Scan(&itemB, &qidB, &a.Repeat, &a.Seq, &typB, &decB, &p, &score, &choiceB, &conf,
-			&probsB, &raw, &rawDict, &sourceB, &modelB, &recB, &originB, &a.LatencyMS, &label, &labelB, &ekB, &emB); err != nil {
+		var seq, repeat int
+		var latency float64
+		if err := rows.Scan(&itemB, &seq, &repeat, &latency, &packed, &raws); err != nil {
 			return fmt.Errorf("answers of run %s: %w", runID, err)
 		}
-		a.ItemID, a.QuestionID, a.Decided = in.last(itemB), in.get(qidB), in.get(decB)
-		a.LabelText, a.ErrKind, a.ErrMsg = in.get(labelB), in.get(ekB), in.get(emB)
-		typ, source, model, recorded, origin := in.get(typB), in.get(sourceB), in.get(modelB), in.lastTime(recB), in.get(originB)
-		choice := in.get(choiceB)
-		probs := probsB
-		if label.Valid {
-			l := int(label.Int64)
-			a.Label = &l
+		if packed == nil {
+			continue // an item stored without answers
 		}
-		if a.ErrKind == "" && typ != "" {
-			if rawDict.Valid {
-				var err error
-				if raw, err = unpack.unpack(ctx, raw, rawDict.Int64); err != nil {
-					return fmt.Errorf("answers of run %s: item %s question %s: %w", runID, a.ItemID, a.QuestionID, err)
-				}
+		if groupRows > 0 && seq != groupSeq {
+			if err := flush(); err != nil {
+				return err
 			}
-			an := &provider.Answer{ID: a.QuestionID, Type: provider.QuestionType(typ), P: p.Float64, Score: score.Float64,
-				Choice: choice, Confidence: conf.Float64, HasConfidence: conf.Valid, Raw: raw,
-				Provenance: provider.Provenance{Source: provider.Source(source), Model: model, Origin: origin}}
-			an.Provenance.RecordedAt = recorded
-			if probs != nil {
-				var err error
-				if an.Probs, err = parseFloats(probs); err != nil {
-					return fmt.Errorf("answers of run %s: item %s question %s: bad stored distribution: %w", runID, a.ItemID, a.QuestionID, err)
-				}
-			}
-			if an.Type == provider.Box && an.Probs != nil {
-				// A box's probs column holds its edges (see SaveItems).
-				if len(an.Probs) != 4 {
-					return fmt.Errorf("answers of run %s: item %s question %s: bad stored box: %d numbers, want 4 (top, bottom, left, right)", runID, a.ItemID, a.QuestionID, len(an.Probs))
-				}
-				an.Box = &provider.Edges{Top: an.Probs[0], Bottom: an.Probs[1], Left: an.Probs[2], Right: an.Probs[3]}
-				an.Probs = nil
-			}
-			a.Answer = an
 		}
-		if err := fn(&a); err != nil {
-			return err
+		itemID := dec.in.last(itemB)
+		body, err := unpackItem(ctx, &unpack, packed)
+		if err == nil {
+			group, err = dec.decode(group, body, raws, itemID, seq, repeat, latency, src, only)
 		}
+		if err != nil {
+			return fmt.Errorf("answers of run %s: item %s: %w", runID, itemID, err)
+		}
+		groupSeq = seq
+		groupRows++
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("answers of run %s: %w", runID, err)
 	}
-	return nil
+	return flush()
+}
+
+// unpackItem inflates item_results.answers as packItem wrote it.
+func unpackItem(ctx context.Context, u *rawUnpacker, b []byte) ([]byte, error) {
+	dict, n := binary.Uvarint(b)
+	if n <= 0 {
+		return nil, errPacked
+	}
+	if dict == 0 {
+		return b[n:], nil
+	}
+	return u.unpackShared(ctx, b[n:], int64(dict))
 }
 
 // RunAnswers returns every answer of run in dataset order.

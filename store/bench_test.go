@@ -108,3 +108,87 @@ func BenchmarkAnswerIndexBackfill(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(n), "µs/exchange")
 }
+
+// scaleItem is item i of the scale set's shape (a choice over 22, a choice
+// over 15, two 5-level scores, four nouls), answered live.
+func scaleItem(i int) ItemResult {
+	at := time.Date(2026, 12, 1, 10, 0, 0, i*1000, time.UTC)
+	prov := provider.Provenance{Source: provider.SourceLive, Model: "standin-synthetic-1", RecordedAt: at}
+	it := ItemResult{ItemID: fmt.Sprintf("item-%06d", i), Seq: i, LatencyMS: 3.5, Usage: provider.Usage{InputTokens: 180, OutputTokens: 40},
+		CostUSD: 7.56e-6, Model: "standin-synthetic-1", Attempts: 1}
+	add := func(qid string, an *provider.Answer, decided string, label int, text string) {
+		an.ID, an.Provenance = qid, prov
+		l := label
+		it.Answers = append(it.Answers, ItemAnswer{ItemID: it.ItemID, QuestionID: qid, Seq: i, Decided: decided, LatencyMS: 3.5,
+			Label: &l, LabelText: text, Answer: an})
+	}
+	choice := func(qid string, n int) {
+		ps := make([]float64, n)
+		k := i % n
+		ps[k], ps[(k+1)%n] = 0.87, 0.13
+		raw := fmt.Sprintf(`{"type":"choice","choice":"opt%d","confidence":0.87,"probabilities":{`, k)
+		for j := 0; j < n; j++ {
+			if j > 0 {
+				raw += ","
+			}
+			raw += fmt.Sprintf(`"opt%d":%g`, j, ps[j])
+		}
+		raw += "}}"
+		add(qid, &provider.Answer{Type: provider.Choice, Choice: fmt.Sprint("opt", k), Confidence: 0.87, HasConfidence: true, Probs: ps, Raw: []byte(raw)},
+			fmt.Sprint("opt", k), k, fmt.Sprint("opt", k))
+	}
+	choice("topic", 22)
+	choice("team", 15)
+	for _, q := range []string{"urgency", "tone"} {
+		lv := i % 5
+		ps := []float64{0, 0, 0, 0, 0}
+		ps[lv] = 1
+		add(q, &provider.Answer{Type: provider.Score, Score: float64(lv), Confidence: 1, HasConfidence: true, Probs: ps,
+			Raw: []byte(fmt.Sprintf(`{"type":"score","score":%d.0,"confidence":1.0,"probabilities":{"0":%g,"1":%g,"2":%g,"3":%g,"4":%g}}`, lv, ps[0], ps[1], ps[2], ps[3], ps[4]))},
+			fmt.Sprint(lv), lv, "")
+	}
+	for _, q := range []string{"refund", "spam", "angry", "vip"} {
+		p := float64(i%100) / 100
+		add(q, &provider.Answer{Type: provider.Noul, P: p, Raw: []byte(fmt.Sprintf(`{"type":"noul","noul":%g}`, p))},
+			fmt.Sprint(p), i%2, "")
+	}
+	return it
+}
+
+// BenchmarkForEachAnswerNoRaw reads a run of 100k items × 8 answers (10k
+// with -short) the way metrics do, without raw bytes: the cost of opening
+// a large run's report.
+func BenchmarkForEachAnswerNoRaw(b *testing.B) {
+	n := 100_000
+	if testing.Short() {
+		n = 10_000
+	}
+	db := openTemp(b)
+	r := newRun(b, db, "bench", "jev-latest")
+	ctx := context.Background()
+	batch := make([]ItemResult, 0, 500)
+	for i := 0; i < n; i++ {
+		batch = append(batch, scaleItem(i))
+		if len(batch) == cap(batch) || i == n-1 {
+			if _, err := db.SaveItems(ctx, r.ID, batch); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for i := 0; i < b.N; i++ {
+		got := 0
+		if err := db.ForEachAnswerNoRaw(ctx, r.ID, func(a *ItemAnswer) error {
+			got++
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+		if got != 8*n {
+			b.Fatalf("%d answers, want %d", got, 8*n)
+		}
+	}
+	b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
+}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -42,7 +43,13 @@ func TestBoxAnswerEdgesWithoutRaw(t *testing.T) {
 	}
 	// A stored box with the wrong count of numbers is an error, not a
 	// silently wrong box.
-	if _, err := db.sql.ExecContext(ctx, `UPDATE answers SET probs = '[0.1,0.2]' WHERE run_id = ?`, r.ID); err != nil {
+	bad := ItemResult{ItemID: "i1", Answers: []ItemAnswer{{QuestionID: "mug", Answer: &provider.Answer{Type: provider.Choice, Probs: []float64{0.1, 0.2}}}}}
+	pk, err := encodeItem(&bad, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	packed := bytes.Replace(pk.answers, appendStr(nil, "choice"), appendStr(nil, "box"), 1)
+	if _, err := db.sql.ExecContext(ctx, `UPDATE item_results SET answers = x'00' || ? WHERE run_id = ?`, packed, r.ID); err != nil {
 		t.Fatal(err)
 	}
 	err = db.ForEachAnswerNoRaw(ctx, r.ID, func(*ItemAnswer) error { return nil })

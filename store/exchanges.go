@@ -65,7 +65,9 @@ func (db *DB) SaveExchanges(ctx context.Context, exs []provider.Exchange) error 
 		rows[i], qs, _ = ix.rowsAndQuestions(ex) // undecodable: stored, never an answer
 		splits[i] = splitOf(ex.Request, qs)
 	}
+	ids := make([]int64, len(exs))
 	err = db.write(ctx, func(tx *sql.Tx) error {
+		clear(ids)
 		se := tx.StmtContext(ctx, insEx)
 		defer se.Close()
 		si := tx.StmtContext(ctx, insIdx)
@@ -104,11 +106,21 @@ func (db *DB) SaveExchanges(ctx context.Context, exs []provider.Exchange) error 
 			if err := insertIndexRows(ctx, si, id, rows[i]); err != nil {
 				return err
 			}
+			ids[i] = id
 		}
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("save exchange: %w", err)
+	}
+	// Answers saved next (SaveItems) refer to these bytes instead of
+	// keeping a copy.
+	for i, ex := range exs {
+		for _, r := range rows[i] {
+			if ids[i] != 0 && r.raw == nil {
+				db.recent.add(ex.Response[r.off:r.off+r.n], rawRef{exchange: ids[i], off: r.off, n: r.n})
+			}
+		}
 	}
 	return nil
 }

@@ -126,9 +126,14 @@ func (p *rawPacker) forget(newDicts map[string]int64) {
 	}
 }
 
+// rowQueryer is a *sql.DB or a *sql.Tx.
+type rowQueryer interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
 // rawUnpacker inflates stored raw answers, reading each dictionary once.
 type rawUnpacker struct {
-	db    *sql.DB
+	db    rowQueryer
 	dicts map[int64][]byte
 	fr    io.ReadCloser
 	src   bytes.Reader
@@ -140,6 +145,15 @@ func (u *rawUnpacker) unpack(ctx context.Context, b []byte, id int64) ([]byte, e
 	if id == 0 {
 		return b, nil
 	}
+	out, err := u.unpackShared(ctx, b, id)
+	if err != nil {
+		return nil, err
+	}
+	return bytes.Clone(out), nil
+}
+
+// unpackShared is unpack (id > 0) into a buffer the next call reuses.
+func (u *rawUnpacker) unpackShared(ctx context.Context, b []byte, id int64) ([]byte, error) {
 	dict, ok := u.dicts[id]
 	if !ok {
 		if err := u.db.QueryRowContext(ctx, `SELECT body FROM raw_dicts WHERE id = ?`, id).Scan(&dict); err != nil {
@@ -160,5 +174,5 @@ func (u *rawUnpacker) unpack(ctx context.Context, b []byte, id int64) ([]byte, e
 	if _, err := u.out.ReadFrom(u.fr); err != nil {
 		return nil, fmt.Errorf("raw answer: %w", err)
 	}
-	return bytes.Clone(u.out.Bytes()), nil
+	return u.out.Bytes(), nil
 }

@@ -45,7 +45,8 @@ type DB struct {
 
 	tempDir string // removed on Close (Open(":memory:"))
 
-	packer rawPacker // deflates raw answers (SaveItems)
+	packer rawPacker  // deflates raw answers (SaveItems)
+	recent recentRaws // answers of exchanges saved or looked up lately (SaveItems refers to them)
 
 	readOnly bool         // OpenReadOnly: every write is refused
 	corrupt  atomic.Value // error: set on the first corruption error; later writes are refused
@@ -209,6 +210,7 @@ func migrationSteps() map[string]migrationStep {
 		"20261202_0002_answer_index":       backfillAnswerIndex,
 		"20261203_0100_rekey_answer_index": backfillAnswerIndex,
 		"20261203_0300_exchange_bodies":    splitExchangeRequests,
+		"20261203_0900_compact_layout":     packAnswers,
 	}
 }
 

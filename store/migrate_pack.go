@@ -1,0 +1,181 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/jevlab/jevlab/provider"
+)
+
+// packBatch is how many item rows packAnswers reads at a time.
+const packBatch = 500
+
+// oldRaw is a raw answer as the answers table kept it.
+type oldRaw struct {
+	b    []byte
+	dict int64
+}
+
+// packAnswers is migration 20261203_0900's Go step: it packs each item
+// result's rows of the answers table into its item_results row, keeping
+// raw answers exactly as they were stored (deflated or not), then drops
+// the table. Answers whose item row is missing (none are written so) get
+// an item row of their own, so none is lost.
+func packAnswers(ctx context.Context, tx *sql.Tx, pr *progress) error {
+	var total int64
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM item_results`).Scan(&total); err != nil {
+		return fmt.Errorf("pack answers: %w", err)
+	}
+	// Orphan answers first get an item row to be packed into.
+	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO item_results (run_id, item_id, repeat, seq, latency_ms)
+		SELECT a.run_id, a.item_id, a.repeat, min(a.seq), min(a.latency_ms) FROM answers a
+		WHERE NOT EXISTS (SELECT 1 FROM item_results i WHERE i.run_id = a.run_id AND i.item_id = a.item_id AND i.repeat = a.repeat)
+		GROUP BY a.run_id, a.item_id, a.repeat`); err != nil {
+		return fmt.Errorf("pack answers: %w", err)
+	}
+	pr.start("packing each item's answers into one row", total)
+	sel, err := tx.PrepareContext(ctx, `SELECT question_id, type, decided, p, score, choice, confidence, probs, raw, raw_dict,
+		source, model, recorded_at, origin, latency_ms, label_index, label_text, err_kind, err_msg
+		FROM answers WHERE run_id = ? AND item_id = ? AND repeat = ?`)
+	if err != nil {
+		return fmt.Errorf("pack answers: %w", err)
+	}
+	defer sel.Close()
+	upd, err := tx.PrepareContext(ctx, `UPDATE item_results SET answers = ?, raws = ? WHERE run_id = ? AND item_id = ? AND repeat = ?`)
+	if err != nil {
+		return fmt.Errorf("pack answers: %w", err)
+	}
+	defer upd.Close()
+	var packer rawPacker // dictionaries for packed items, this migration's own
+	newDicts := map[string]int64{}
+	type key struct {
+		run, item string
+		repeat    int
+		latency   float64
+	}
+	var last key
+	var done int64
+	first := true
+	for {
+		rows, err := tx.QueryContext(ctx, `SELECT run_id, item_id, repeat, latency_ms FROM item_results
+			WHERE ? OR (run_id, item_id, repeat) > (?, ?, ?) ORDER BY run_id, item_id, repeat LIMIT ?`,
+			first, last.run, last.item, last.repeat, packBatch)
+		if err != nil {
+			return fmt.Errorf("pack answers: %w", err)
+		}
+		var batch []key
+		for rows.Next() {
+			var k key
+			if err := rows.Scan(&k.run, &k.item, &k.repeat, &k.latency); err != nil {
+				rows.Close()
+				return fmt.Errorf("pack answers: %w", err)
+			}
+			batch = append(batch, k)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return fmt.Errorf("pack answers: %w", err)
+		}
+		if len(batch) == 0 {
+			break
+		}
+		first = false
+		for _, k := range batch {
+			it := ItemResult{ItemID: k.item, Repeat: k.repeat, LatencyMS: k.latency}
+			raws, err := readOldAnswers(ctx, sel, k.run, &it)
+			if err != nil {
+				return fmt.Errorf("pack answers: run %s item %s: %w", k.run, k.item, err)
+			}
+			pk, err := encodeItem(&it, func(questionID string, _ []byte) (rawRef, bool, []byte, int64, error) {
+				r := raws[questionID]
+				return rawRef{}, false, r.b, r.dict, nil
+			})
+			if err != nil {
+				return fmt.Errorf("pack answers: run %s item %s: %w", k.run, k.item, err)
+			}
+			packed, err := packItemWith(ctx, tx, &packer, k.run, pk.answers, newDicts)
+			if err != nil {
+				return fmt.Errorf("pack answers: run %s item %s: %w", k.run, k.item, err)
+			}
+			var rawCol any
+			if pk.raws != nil {
+				rawCol = pk.raws
+			}
+			if _, err := upd.ExecContext(ctx, packed, rawCol, k.run, k.item, k.repeat); err != nil {
+				return fmt.Errorf("pack answers: run %s item %s: %w", k.run, k.item, err)
+			}
+			done++
+			pr.update(done)
+		}
+		packer.remember(newDicts)
+		clear(newDicts)
+		last = batch[len(batch)-1]
+	}
+	for _, q := range []string{`DROP INDEX IF EXISTS answers_run_seq`, `DROP TABLE answers`} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("pack answers: %w", err)
+		}
+	}
+	pr.finish()
+	return nil
+}
+
+// readOldAnswers fills it.Answers from run's rows of the answers table
+// the way their reader did, and returns each answer's raw bytes as stored
+// there, by question id (unique within an item × repeat).
+func readOldAnswers(ctx context.Context, sel *sql.Stmt, run string, it *ItemResult) (map[string]oldRaw, error) {
+	rows, err := sel.QueryContext(ctx, run, it.ItemID, it.Repeat)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	raws := map[string]oldRaw{}
+	for rows.Next() {
+		var a ItemAnswer
+		var typ, source, model, recorded, origin, choice string
+		var p, score, conf sql.NullFloat64
+		var probs, raw []byte
+		var rawDict, label sql.NullInt64
+		var choiceN sql.NullString
+		if err := rows.Scan(&a.QuestionID, &typ, &a.Decided, &p, &score, &choiceN, &conf, &probs, &raw, &rawDict,
+			&source, &model, &recorded, &origin, &a.LatencyMS, &label, &a.LabelText, &a.ErrKind, &a.ErrMsg); err != nil {
+			return nil, err
+		}
+		choice = choiceN.String
+		a.ItemID, a.Repeat = it.ItemID, it.Repeat
+		if label.Valid {
+			l := int(label.Int64)
+			a.Label = &l
+		}
+		if a.ErrKind == "" && typ != "" {
+			an := &provider.Answer{ID: a.QuestionID, Type: provider.QuestionType(typ), P: p.Float64, Score: score.Float64,
+				Choice: choice, Confidence: conf.Float64, HasConfidence: conf.Valid, Raw: raw,
+				Provenance: provider.Provenance{Source: provider.Source(source), Model: model, Origin: origin}}
+			if recorded != "" {
+				an.Provenance.RecordedAt, _ = time.Parse(time.RFC3339Nano, recorded)
+			}
+			if probs != nil {
+				if an.Probs, err = parseFloats(probs); err != nil {
+					return nil, fmt.Errorf("question %s: bad stored distribution: %w", a.QuestionID, err)
+				}
+			}
+			if an.Type == provider.Box && an.Probs != nil {
+				// The probs column held a box's edges.
+				if len(an.Probs) != 4 {
+					return nil, fmt.Errorf("question %s: bad stored box: %d numbers, want 4 (top, bottom, left, right)", a.QuestionID, len(an.Probs))
+				}
+				an.Box = &provider.Edges{Top: an.Probs[0], Bottom: an.Probs[1], Left: an.Probs[2], Right: an.Probs[3]}
+				an.Probs = nil
+			}
+			a.Answer = an
+			if raw != nil {
+				raws[a.QuestionID] = oldRaw{b: raw, dict: rawDict.Int64}
+			}
+		}
+		it.Answers = append(it.Answers, a)
+	}
+	return raws, rows.Err()
+}

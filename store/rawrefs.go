@@ -1,0 +1,116 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+)
+
+// An answer's raw bytes are most often a slice of an exchange stored
+// already: a live answer is part of the response SaveExchange just kept,
+// and a cached one is what LookupAnswers read out of a stored response.
+// SaveItems then keeps a reference (exchange id, offset, length) instead
+// of a second copy. recentRaws remembers, for this process, the answer
+// bytes of the exchanges it saved or looked up lately, by their exact
+// bytes, so a reference is only ever made to identical bytes.
+
+// maxRecentRaws bounds each generation of recentRaws (two are kept): the
+// answers of some thousands of exchanges, a few MB at most.
+const maxRecentRaws = 16384
+
+// maxRecentRaw is the longest answer remembered; a longer one is stored
+// packed.
+const maxRecentRaw = 4096
+
+type recentRaws struct {
+	mu       sync.Mutex
+	cur, old map[string]rawRef
+}
+
+func (r *recentRaws) add(raw []byte, ref rawRef) {
+	if len(raw) == 0 || len(raw) > maxRecentRaw {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.cur) >= maxRecentRaws {
+		r.old, r.cur = r.cur, nil
+	}
+	if r.cur == nil {
+		r.cur = make(map[string]rawRef)
+	}
+	r.cur[string(raw)] = ref
+}
+
+func (r *recentRaws) get(raw []byte) (rawRef, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ref, ok := r.cur[string(raw)]; ok {
+		return ref, true
+	}
+	ref, ok := r.old[string(raw)]
+	return ref, ok
+}
+
+// rawReader gives back raw answers while reading packed answers: slices
+// of stored exchange responses (the last few read are kept) and packed
+// raws inflated.
+type rawReader struct {
+	ctx    context.Context
+	db     *sql.DB
+	unpack rawUnpacker
+	exID   [4]int64
+	exBody [4][]byte
+	next   int
+}
+
+func newRawReader(ctx context.Context, db *sql.DB) *rawReader {
+	return &rawReader{ctx: ctx, db: db, unpack: rawUnpacker{db: db}}
+}
+
+func (r *rawReader) inflate(b []byte, dict int64) ([]byte, error) {
+	if dict == 0 {
+		return bytes.Clone(b), nil // b is the row's, reused by the next
+	}
+	return r.unpack.unpack(r.ctx, b, dict)
+}
+
+func (r *rawReader) exchangeSlice(ref rawRef) ([]byte, error) {
+	var body []byte
+	found := false
+	for i, id := range r.exID {
+		if id == ref.exchange && r.exBody[i] != nil {
+			body, found = r.exBody[i], true
+			break
+		}
+	}
+	if !found {
+		var err error
+		if body, err = readResponse(r.ctx, r.db, ref.exchange); err != nil {
+			return nil, err
+		}
+		r.exID[r.next], r.exBody[r.next] = ref.exchange, body
+		r.next = (r.next + 1) % len(r.exID)
+	}
+	if ref.off < 0 || ref.n < 0 || ref.off+ref.n > len(body) {
+		return nil, fmt.Errorf("raw answer refers to bytes %d..%d of exchange %d, which has %d", ref.off, ref.off+ref.n, ref.exchange, len(body))
+	}
+	return bytes.Clone(body[ref.off : ref.off+ref.n]), nil
+}
+
+// readResponse reads exchange id's response body as received.
+func readResponse(ctx context.Context, db *sql.DB, id int64) ([]byte, error) {
+	var body []byte
+	if err := db.QueryRowContext(ctx, `SELECT response FROM exchanges WHERE id = ?`, id).Scan(&body); err != nil {
+		if err == sql.ErrNoRows {
+			return nil, fmt.Errorf("raw answer refers to exchange %d, which is not stored", id)
+		}
+		return nil, fmt.Errorf("exchange %d: %w", id, err)
+	}
+	if body == nil {
+		body = []byte{}
+	}
+	return body, nil
+}
