@@ -25,7 +25,11 @@ const MaxLookupBatch = 500
 // recorded_at: older than any real time.
 const unknownTime = math.MinInt64
 
-const insAnswerIndexSQL = `INSERT INTO answer_index (key, exchange_id, question_id, model, recorded_ns, off, len, raw) VALUES (?,?,?,?,?,?,?,?)`
+const insAnswerIndexSQL = `INSERT INTO answer_index (key, exchange_id, ord, off, len, raw) VALUES (?,?,?,?,?,?)`
+
+// insOldAnswerIndexSQL writes a row of the answer index as it was before
+// migration 20261203_0900 (the earlier migrations' backfill writes it).
+const insOldAnswerIndexSQL = `INSERT INTO answer_index (key, exchange_id, question_id, model, recorded_ns, off, len, raw) VALUES (?,?,?,?,?,?,?,?)`
 
 // indexRow is one answer_index row to write.
 type indexRow struct {
@@ -243,18 +247,34 @@ func recordedNS(s string) int64 {
 	return t.UnixNano()
 }
 
-// insertIndexRows writes the answer_index rows of exchange id.
-func insertIndexRows(ctx context.Context, ins *sql.Stmt, id int64, rows []indexRow) error {
-	for _, r := range rows {
+// insertIndexRows writes the answer_index rows of exchange id (ins is
+// insAnswerIndexSQL, or insOldAnswerIndexSQL when old).
+func insertIndexRows(ctx context.Context, ins *sql.Stmt, id int64, rows []indexRow, old bool) error {
+	for i, r := range rows {
 		var raw any
 		if r.raw != nil {
 			raw = []byte(r.raw)
 		}
-		if _, err := ins.ExecContext(ctx, r.key[:], id, r.questionID, r.model, r.recordedNS, r.off, r.n, raw); err != nil {
+		var err error
+		if old {
+			_, err = ins.ExecContext(ctx, r.key[:], id, r.questionID, r.model, r.recordedNS, r.off, r.n, raw)
+		} else {
+			_, err = ins.ExecContext(ctx, r.key[:], id, i, r.off, r.n, raw)
+		}
+		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// exchangeModel is the resolved model and recorded time stored on an
+// exchange (exchanges.model, recorded_ns) for its index rows.
+func exchangeModel(ex provider.Exchange, rows []indexRow) (string, int64) {
+	if len(rows) > 0 {
+		return rows[0].model, rows[0].recordedNS
+	}
+	return "", recordedNS(ex.RecordedAt)
 }
 
 // backfillBatch is how many exchanges the backfill reads at a time.
@@ -267,27 +287,57 @@ const backfillBatch = 256
 //
 // It reads requests through storedRequestSQL, so it works before and after
 // migration 20261203_0300 split them.
-func backfillAnswerIndex(ctx context.Context, tx *sql.Tx, _ *progress) error {
+func backfillAnswerIndex(ctx context.Context, tx *sql.Tx, pr *progress) error {
 	split, err := hasColumn(ctx, tx, "exchanges", "q_hash")
 	if err != nil {
 		return fmt.Errorf("backfill answer index: %w", err)
 	}
-	sel := `SELECT id, request, 0, NULL, response, recorded_at FROM exchanges WHERE id > ? ORDER BY id LIMIT ?`
-	if split {
-		sel = `SELECT e.id, e.request, e.q_off, b.body, e.response, e.recorded_at FROM exchanges e
-			LEFT JOIN bodies b ON b.hash = e.q_hash WHERE e.id > ? ORDER BY e.id LIMIT ?`
+	// Since migration 20261203_0900 responses may be packed and the model
+	// and time are the exchange's.
+	compact, err := hasColumn(ctx, tx, "exchanges", "resp_dict")
+	if err != nil {
+		return fmt.Errorf("backfill answer index: %w", err)
 	}
-	ins, err := tx.PrepareContext(ctx, insAnswerIndexSQL)
+	cols, join := "0, NULL", ""
+	if split {
+		cols, join = "e.q_off, b.body", "LEFT JOIN bodies b ON b.hash = e.q_hash"
+	}
+	dictCol := "NULL"
+	if compact {
+		dictCol = "e.resp_dict"
+	}
+	sel := `SELECT e.id, e.request, ` + cols + `, e.response, ` + dictCol + `, e.recorded_at FROM exchanges e ` + join +
+		` WHERE e.id > ? ORDER BY e.id LIMIT ?`
+	insSQL := insOldAnswerIndexSQL
+	if compact {
+		insSQL = insAnswerIndexSQL
+	}
+	ins, err := tx.PrepareContext(ctx, insSQL)
 	if err != nil {
 		return fmt.Errorf("backfill answer index: %w", err)
 	}
 	defer ins.Close()
+	var upd *sql.Stmt
+	if compact {
+		if upd, err = tx.PrepareContext(ctx, `UPDATE exchanges SET model = ?, recorded_ns = ? WHERE id = ?`); err != nil {
+			return fmt.Errorf("backfill answer index: %w", err)
+		}
+		defer upd.Close()
+		var total int64
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM exchanges`).Scan(&total); err != nil {
+			return fmt.Errorf("backfill answer index: %w", err)
+		}
+		pr.start("indexing stored answers", total)
+	}
 	type stored struct {
-		id int64
-		ex provider.Exchange
+		id   int64
+		ex   provider.Exchange
+		dict int64 // the response is packed against this raw_dicts body
 	}
 	var ix indexer
+	unpack := rawUnpacker{db: tx}
 	last := int64(0)
+	var done int64
 	for {
 		rows, err := tx.QueryContext(ctx, sel, last, backfillBatch)
 		if err != nil {
@@ -298,7 +348,8 @@ func backfillAnswerIndex(ctx context.Context, tx *sql.Tx, _ *progress) error {
 			var s stored
 			var req, body, resp []byte
 			var off int64
-			if err := rows.Scan(&s.id, &req, &off, &body, &resp, &s.ex.RecordedAt); err != nil {
+			var dict sql.NullInt64
+			if err := rows.Scan(&s.id, &req, &off, &body, &resp, &dict, &s.ex.RecordedAt); err != nil {
 				rows.Close()
 				return fmt.Errorf("backfill answer index: %w", err)
 			}
@@ -308,7 +359,7 @@ func backfillAnswerIndex(ctx context.Context, tx *sql.Tx, _ *progress) error {
 					return fmt.Errorf("backfill answer index: exchange %d: %w", s.id, err)
 				}
 			}
-			s.ex.Request, s.ex.Response = req, resp
+			s.ex.Request, s.ex.Response, s.dict = req, resp, dict.Int64
 			batch = append(batch, s)
 		}
 		err = rows.Err()
@@ -317,16 +368,33 @@ func backfillAnswerIndex(ctx context.Context, tx *sql.Tx, _ *progress) error {
 			return fmt.Errorf("backfill answer index: %w", err)
 		}
 		if len(batch) == 0 {
+			pr.finish()
 			return nil
 		}
 		for _, s := range batch {
+			if s.dict != 0 {
+				// Inflated out of the query, which reads raw_dicts.
+				resp, err := unpack.unpack(ctx, s.ex.Response, s.dict)
+				if err != nil {
+					return fmt.Errorf("backfill answer index: exchange %d: %w", s.id, err)
+				}
+				s.ex.Response = resp
+			}
 			rs, err := ix.rows(s.ex)
 			if err != nil {
-				continue // undecodable: never answered anything
+				rs = nil // undecodable: never answered anything
 			}
-			if err := insertIndexRows(ctx, ins, s.id, rs); err != nil {
+			if upd != nil {
+				model, ns := exchangeModel(s.ex, rs)
+				if _, err := upd.ExecContext(ctx, model, ns, s.id); err != nil {
+					return fmt.Errorf("backfill answer index: exchange %d: %w", s.id, err)
+				}
+			}
+			if err := insertIndexRows(ctx, ins, s.id, rs, !compact); err != nil {
 				return fmt.Errorf("backfill answer index: exchange %d: %w", s.id, err)
 			}
+			done++
+			pr.update(done)
 		}
 		last = batch[len(batch)-1].id
 	}
@@ -377,14 +445,24 @@ func (db *DB) LookupAnswers(ctx context.Context, keys []provider.AnswerKey, acce
 
 // candidate is the best answer_index row found so far for a key.
 type candidate struct {
-	rowid int64
-	ns    int64
-	model string
+	exchange int64
+	ord      int64
+	ns       int64
+	model    string
+	off, n   int
+	raw      []byte
+}
+
+// before reports whether c was saved before d (a lower exchange id, or the
+// same exchange and an earlier place in it).
+func (c *candidate) before(d *candidate) bool {
+	return c.exchange < d.exchange || c.exchange == d.exchange && c.ord < d.ord
 }
 
 func (db *DB) lookupBatch(ctx context.Context, keys []provider.AnswerKey, accept func(string) bool, out map[provider.AnswerKey]provider.StoredAnswer) error {
 	nb := bucket(len(keys))
-	st, err := db.stmt(ctx, `SELECT key, rowid, model, recorded_ns FROM answer_index WHERE key IN (`+placeholders(nb)+`)`)
+	st, err := db.stmt(ctx, `SELECT a.key, a.exchange_id, a.ord, a.off, a.len, a.raw, e.model, e.recorded_ns
+		FROM answer_index a JOIN exchanges e ON e.id = a.exchange_id WHERE a.key IN (`+placeholders(nb)+`)`)
 	if err != nil {
 		return err
 	}
@@ -396,12 +474,12 @@ func (db *DB) lookupBatch(ctx context.Context, keys []provider.AnswerKey, accept
 	if err != nil {
 		return err
 	}
-	best := make(map[provider.AnswerKey]candidate)
+	best := make(map[provider.AnswerKey]*candidate)
 	var kb []byte
 	for rows.Next() {
 		var c candidate
 		kb = kb[:0]
-		if err := rows.Scan(&kb, &c.rowid, &c.model, &c.ns); err != nil {
+		if err := rows.Scan(&kb, &c.exchange, &c.ord, &c.off, &c.n, &c.raw, &c.model, &c.ns); err != nil {
 			rows.Close()
 			return err
 		}
@@ -412,10 +490,10 @@ func (db *DB) lookupBatch(ctx context.Context, keys []provider.AnswerKey, accept
 		if accept != nil && !accept(c.model) {
 			continue
 		}
-		if old, ok := best[k]; ok && (old.ns > c.ns || old.ns == c.ns && old.rowid < c.rowid) {
+		if old, ok := best[k]; ok && (old.ns > c.ns || old.ns == c.ns && old.before(&c)) {
 			continue
 		}
-		best[k] = c
+		best[k] = &c
 	}
 	err = rows.Err()
 	rows.Close()
@@ -425,16 +503,21 @@ func (db *DB) lookupBatch(ctx context.Context, keys []provider.AnswerKey, accept
 	if len(best) == 0 {
 		return nil
 	}
-	byRow := make(map[int64]provider.AnswerKey, len(best))
-	ids := make([]int64, 0, len(best))
-	for k, c := range best {
-		byRow[c.rowid] = k
-		ids = append(ids, c.rowid)
+	// The winners' exchanges, each read (and inflated) once.
+	type exInfo struct {
+		runID, at string
+		resp      []byte
+	}
+	exs := make(map[int64]*exInfo)
+	var ids []int64
+	for _, c := range best {
+		if _, ok := exs[c.exchange]; !ok {
+			exs[c.exchange] = nil
+			ids = append(ids, c.exchange)
+		}
 	}
 	nb = bucket(len(ids))
-	st, err = db.stmt(ctx, `SELECT a.rowid, a.model, a.raw, a.exchange_id, ifnull(e.run_id, ''), e.recorded_at,
-		substr(CAST(e.response AS BLOB), a.off + 1, a.len), a.off
-		FROM answer_index a JOIN exchanges e ON e.id = a.exchange_id WHERE a.rowid IN (`+placeholders(nb)+`)`)
+	st, err = db.stmt(ctx, `SELECT id, ifnull(run_id, ''), recorded_at, response, resp_dict FROM exchanges WHERE id IN (`+placeholders(nb)+`)`)
 	if err != nil {
 		return err
 	}
@@ -446,30 +529,54 @@ func (db *DB) lookupBatch(ctx context.Context, keys []provider.AnswerKey, accept
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
+	type packedResp struct {
+		id   int64
+		b    []byte
+		dict int64
+	}
+	var packed []packedResp
 	for rows.Next() {
-		var rowid, exID int64
-		var off int
-		var model, runID, at string
-		var raw, slice []byte
-		if err := rows.Scan(&rowid, &model, &raw, &exID, &runID, &at, &slice, &off); err != nil {
+		var id int64
+		var e exInfo
+		var dict sql.NullInt64
+		if err := rows.Scan(&id, &e.runID, &e.at, &e.resp, &dict); err != nil {
+			rows.Close()
 			return err
 		}
-		k, ok := byRow[rowid]
-		if !ok {
-			continue
+		exs[id] = &e
+		if dict.Valid {
+			packed = append(packed, packedResp{id, e.resp, dict.Int64})
 		}
-		if raw == nil {
-			raw = slice
-			db.recent.add(raw, rawRef{exchange: exID, off: off, n: len(slice)})
-		}
-		origin := fmt.Sprintf("database exchange %d", exID)
-		if runID != "" {
-			origin += fmt.Sprintf(" (run %s)", runID)
-		}
-		out[k] = provider.StoredAnswer{Raw: json.RawMessage(raw), Model: model, RecordedAt: provider.ParseRecordedAt(at), Origin: origin}
 	}
-	return rows.Err()
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
+		return err
+	}
+	unpack := rawUnpacker{db: db.sql}
+	for _, p := range packed {
+		if exs[p.id].resp, err = unpack.unpack(ctx, p.b, p.dict); err != nil {
+			return fmt.Errorf("exchange %d: %w", p.id, err)
+		}
+	}
+	for k, c := range best {
+		e := exs[c.exchange]
+		if e == nil {
+			continue // gone since the first query
+		}
+		raw := c.raw
+		if raw == nil {
+			lo, hi := min(max(c.off, 0), len(e.resp)), min(max(c.off+c.n, 0), len(e.resp))
+			raw = bytes.Clone(e.resp[lo:max(lo, hi)])
+			db.recent.add(raw, rawRef{exchange: c.exchange, off: lo, n: len(raw)})
+		}
+		origin := fmt.Sprintf("database exchange %d", c.exchange)
+		if e.runID != "" {
+			origin += fmt.Sprintf(" (run %s)", e.runID)
+		}
+		out[k] = provider.StoredAnswer{Raw: json.RawMessage(raw), Model: c.model, RecordedAt: provider.ParseRecordedAt(e.at), Origin: origin}
+	}
+	return nil
 }
 
 // hasColumn reports whether table has column (in tx's view of the schema).

@@ -369,7 +369,7 @@ func TestAnswerIndexRekeyedByMigration(t *testing.T) {
 	if _, err := db.sql.Exec(`UPDATE answer_index SET key = zeroblob(32) WHERE exchange_id = 1`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.sql.Exec(`UPDATE answer_index SET recorded_ns = 32503680000000000000 / 1000 WHERE exchange_id = 2`); err != nil {
+	if _, err := db.sql.Exec(`UPDATE exchanges SET recorded_ns = 32503680000000000000 / 1000 WHERE id = 2`); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.sql.Exec(`DELETE FROM schema_migrations WHERE version = '20261203_0100_rekey_answer_index'`); err != nil {

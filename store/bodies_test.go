@@ -152,7 +152,8 @@ func currentSchemaDB(t *testing.T, path string) *DB {
 		fsys["migrations/"+e.Name()] = &fstest.MapFile{Data: b}
 	}
 	if err := db.migrate(context.Background(), fsys, map[string]migrationStep{
-		"20261202_0002_answer_index": backfillAnswerIndex, "20261203_0100_rekey_answer_index": backfillAnswerIndex}, nil); err != nil {
+		"20261202_0002_answer_index": backfillAnswerIndex, "20261203_0100_rekey_answer_index": backfillAnswerIndex,
+		"20261203_0900_compact_layout": compactLayout}, nil); err != nil {
 		t.Fatal(err)
 	}
 	return db
@@ -167,15 +168,16 @@ func TestMigrationStoresBodiesOnceLosslessly(t *testing.T) {
 	// a run with answers.
 	var ix indexer
 	for i, ex := range exs {
-		res, err := old.sql.Exec(`INSERT INTO exchanges (ext_id, request, response, latency_ms, recorded_at) VALUES (?,?,?,?,?)`,
-			ex.ID, []byte(ex.Request), []byte(ex.Response), ex.LatencyMS, ex.RecordedAt)
+		rs, _ := ix.rows(exs[i])
+		model, ns := exchangeModel(ex, rs)
+		res, err := old.sql.Exec(`INSERT INTO exchanges (ext_id, request, response, latency_ms, recorded_at, model, recorded_ns) VALUES (?,?,?,?,?,?,?)`,
+			ex.ID, []byte(ex.Request), []byte(ex.Response), ex.LatencyMS, ex.RecordedAt, model, ns)
 		if err != nil {
 			t.Fatal(err)
 		}
 		id, _ := res.LastInsertId()
-		rs, _ := ix.rows(exs[i])
-		for _, r := range rs {
-			if _, err := old.sql.Exec(insAnswerIndexSQL, r.key[:], id, r.questionID, r.model, r.recordedNS, r.off, r.n, r.raw); err != nil {
+		for j, r := range rs {
+			if _, err := old.sql.Exec(insAnswerIndexSQL, r.key[:], id, j, r.off, r.n, r.raw); err != nil {
 				t.Fatal(err)
 			}
 		}

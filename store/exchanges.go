@@ -26,7 +26,12 @@ func RunIDFrom(ctx context.Context) string {
 
 var _ provider.ExchangeStore = (*DB)(nil)
 
-const insExchangeSQL = `INSERT INTO exchanges (run_id, ext_id, request, q_hash, q_off, response, latency_ms, recorded_at, uncertain) VALUES (?,?,?,?,?,?,?,?,?)`
+const insExchangeSQL = `INSERT INTO exchanges (run_id, ext_id, request, q_hash, q_off, response, latency_ms, recorded_at, uncertain,
+	resp_dict, model, recorded_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`
+
+// respDictQuestion is the rawPacker key of a run's dictionary for
+// exchange responses.
+const respDictQuestion = "\x01\x01response"
 
 // SaveExchange keeps one exchange's wire bodies (never headers or the key),
 // linked to the run named by WithRunID if any, and indexes its answers for
@@ -66,8 +71,11 @@ func (db *DB) SaveExchanges(ctx context.Context, exs []provider.Exchange) error 
 		splits[i] = splitOf(ex.Request, qs)
 	}
 	ids := make([]int64, len(exs))
+	runID, _ := run.(string)
+	var newDicts map[string]int64
 	err = db.write(ctx, func(tx *sql.Tx) error {
 		clear(ids)
+		newDicts = map[string]int64{}
 		se := tx.StmtContext(ctx, insEx)
 		defer se.Close()
 		si := tx.StmtContext(ctx, insIdx)
@@ -92,7 +100,18 @@ func (db *DB) SaveExchanges(ctx context.Context, exs []provider.Exchange) error 
 				b, _ := json.Marshal(ex.Uncertain)
 				unc = string(b)
 			}
-			res, err := se.ExecContext(ctx, run, ex.ID, sp.rest, qHash, sp.off, []byte(ex.Response), ex.LatencyMS, ex.RecordedAt, unc)
+			// The response deflated against the run's first one.
+			resp, dict, err := db.packer.pack(ctx, tx, runID, respDictQuestion, ex.Response, newDicts)
+			if err != nil {
+				return err
+			}
+			var respDict any
+			if dict != 0 {
+				respDict = dict
+			}
+			model, ns := exchangeModel(ex, rows[i])
+			res, err := se.ExecContext(ctx, run, ex.ID, sp.rest, qHash, sp.off, []byte(resp), ex.LatencyMS, ex.RecordedAt, unc,
+				respDict, model, ns)
 			if err != nil {
 				return err
 			}
@@ -103,7 +122,7 @@ func (db *DB) SaveExchanges(ctx context.Context, exs []provider.Exchange) error 
 			if err != nil {
 				return err
 			}
-			if err := insertIndexRows(ctx, si, id, rows[i]); err != nil {
+			if err := insertIndexRows(ctx, si, id, rows[i], false); err != nil {
 				return err
 			}
 			ids[i] = id
@@ -111,8 +130,10 @@ func (db *DB) SaveExchanges(ctx context.Context, exs []provider.Exchange) error 
 		return nil
 	})
 	if err != nil {
+		db.packer.forget(newDicts)
 		return fmt.Errorf("save exchange: %w", err)
 	}
+	db.packer.remember(newDicts)
 	// Answers saved next (SaveItems) refer to these bytes instead of
 	// keeping a copy.
 	for i, ex := range exs {
@@ -129,18 +150,20 @@ func (db *DB) SaveExchanges(ctx context.Context, exs []provider.Exchange) error 
 // exchange's byte slices are fn's to keep. Its cost grows with the
 // database: the answer cache uses LookupAnswers instead.
 func (db *DB) ForEachExchange(ctx context.Context, fn func(provider.Exchange) error) error {
-	rows, err := db.sql.QueryContext(ctx, `SELECT e.id, e.ext_id, e.request, e.q_hash, e.q_off, b.body, e.response, e.latency_ms, e.recorded_at, e.uncertain
-		FROM exchanges e LEFT JOIN bodies b ON b.hash = e.q_hash ORDER BY e.id`)
+	rows, err := db.sql.QueryContext(ctx, `SELECT e.id, e.ext_id, e.request, e.q_hash, e.q_off, b.body, e.response, e.resp_dict,
+		e.latency_ms, e.recorded_at, e.uncertain FROM exchanges e LEFT JOIN bodies b ON b.hash = e.q_hash ORDER BY e.id`)
 	if err != nil {
 		return fmt.Errorf("read stored exchanges: %w", err)
 	}
 	defer rows.Close()
+	unpack := rawUnpacker{db: db.sql}
 	for rows.Next() {
 		var ex provider.Exchange
 		var id, off int64
 		var req, qHash, body, resp []byte
+		var dict sql.NullInt64
 		var unc string
-		if err := rows.Scan(&id, &ex.ID, &req, &qHash, &off, &body, &resp, &ex.LatencyMS, &ex.RecordedAt, &unc); err != nil {
+		if err := rows.Scan(&id, &ex.ID, &req, &qHash, &off, &body, &resp, &dict, &ex.LatencyMS, &ex.RecordedAt, &unc); err != nil {
 			return fmt.Errorf("read stored exchanges: %w", err)
 		}
 		if qHash != nil {
@@ -148,6 +171,11 @@ func (db *DB) ForEachExchange(ctx context.Context, fn func(provider.Exchange) er
 				return fmt.Errorf("read stored exchanges: exchange %d: its questions body %x is missing", id, qHash)
 			}
 			if req, err = joinRequest(req, off, body); err != nil {
+				return fmt.Errorf("read stored exchanges: exchange %d: %w", id, err)
+			}
+		}
+		if dict.Valid {
+			if resp, err = unpack.unpack(ctx, resp, dict.Int64); err != nil {
 				return fmt.Errorf("read stored exchanges: exchange %d: %w", id, err)
 			}
 		}

@@ -199,8 +199,36 @@ func (db *DB) RunExchangeUsage(ctx context.Context, runID string) (in, out int64
 	err = db.sql.QueryRowContext(ctx, `SELECT
 		coalesce(sum(CAST(json_extract(CAST(response AS TEXT), '$.usage.input_tokens') AS INTEGER)), 0),
 		coalesce(sum(CAST(json_extract(CAST(response AS TEXT), '$.usage.output_tokens') AS INTEGER)), 0)
-		FROM exchanges WHERE run_id = ? AND json_valid(CAST(response AS TEXT))`, runID).Scan(&in, &out)
+		FROM exchanges WHERE run_id = ? AND resp_dict IS NULL AND json_valid(CAST(response AS TEXT))`, runID).Scan(&in, &out)
 	if err != nil {
+		return 0, 0, fmt.Errorf("usage of run %s's exchanges: %w", runID, db.check(err))
+	}
+	// Packed responses are inflated here and read by the same SQL.
+	rows, err := db.sql.QueryContext(ctx, `SELECT id, response, resp_dict FROM exchanges WHERE run_id = ? AND resp_dict IS NOT NULL`, runID)
+	if err != nil {
+		return 0, 0, fmt.Errorf("usage of run %s's exchanges: %w", runID, db.check(err))
+	}
+	defer rows.Close()
+	unpack := rawUnpacker{db: db.sql}
+	for rows.Next() {
+		var id, dict int64
+		var b []byte
+		if err := rows.Scan(&id, &b, &dict); err != nil {
+			return 0, 0, fmt.Errorf("usage of run %s's exchanges: %w", runID, err)
+		}
+		resp, err := unpack.unpack(ctx, b, dict)
+		if err != nil {
+			return 0, 0, fmt.Errorf("usage of run %s's exchange %d: %w", runID, id, err)
+		}
+		var i, o int64
+		if err := db.sql.QueryRowContext(ctx, `SELECT CASE WHEN json_valid(?1) THEN
+			ifnull(CAST(json_extract(?1, '$.usage.input_tokens') AS INTEGER), 0) ELSE 0 END, CASE WHEN json_valid(?1) THEN
+			ifnull(CAST(json_extract(?1, '$.usage.output_tokens') AS INTEGER), 0) ELSE 0 END`, string(resp)).Scan(&i, &o); err != nil {
+			return 0, 0, fmt.Errorf("usage of run %s's exchange %d: %w", runID, id, err)
+		}
+		in, out = in+i, out+o
+	}
+	if err := rows.Err(); err != nil {
 		return 0, 0, fmt.Errorf("usage of run %s's exchanges: %w", runID, db.check(err))
 	}
 	return in, out, nil

@@ -114,12 +114,12 @@ func packAnswers(ctx context.Context, tx *sql.Tx, pr *progress) error {
 		clear(newDicts)
 		last = batch[len(batch)-1]
 	}
+	pr.finish()
 	for _, q := range []string{`DROP INDEX IF EXISTS answers_run_seq`, `DROP TABLE answers`} {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("pack answers: %w", err)
 		}
 	}
-	pr.finish()
 	return nil
 }
 
@@ -178,4 +178,82 @@ func readOldAnswers(ctx context.Context, sel *sql.Stmt, run string, it *ItemResu
 		it.Answers = append(it.Answers, a)
 	}
 	return raws, rows.Err()
+}
+
+// compactLayout is migration 20261203_0900's Go step: the answers packed
+// into their item rows, the answer index refilled in its new form, and the
+// responses packed.
+func compactLayout(ctx context.Context, tx *sql.Tx, pr *progress) error {
+	if err := packAnswers(ctx, tx, pr); err != nil {
+		return err
+	}
+	if err := backfillAnswerIndex(ctx, tx, pr); err != nil {
+		return err
+	}
+	return packResponses(ctx, tx, pr)
+}
+
+// packResponses deflates every stored response against its run's first
+// (exchanges with no run share one dictionary), keeping the bytes as they
+// are where that gains nothing.
+func packResponses(ctx context.Context, tx *sql.Tx, pr *progress) error {
+	var total int64
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM exchanges WHERE resp_dict IS NULL`).Scan(&total); err != nil {
+		return fmt.Errorf("pack responses: %w", err)
+	}
+	pr.start("packing stored responses", total)
+	upd, err := tx.PrepareContext(ctx, `UPDATE exchanges SET response = ?, resp_dict = ? WHERE id = ?`)
+	if err != nil {
+		return fmt.Errorf("pack responses: %w", err)
+	}
+	defer upd.Close()
+	var packer rawPacker
+	newDicts := map[string]int64{}
+	type resp struct {
+		id    int64
+		runID string
+		b     []byte
+	}
+	var last, done int64
+	for {
+		rows, err := tx.QueryContext(ctx, `SELECT id, ifnull(run_id, ''), response FROM exchanges WHERE id > ? AND resp_dict IS NULL ORDER BY id LIMIT ?`,
+			last, backfillBatch)
+		if err != nil {
+			return fmt.Errorf("pack responses: %w", err)
+		}
+		var batch []resp
+		for rows.Next() {
+			var r resp
+			if err := rows.Scan(&r.id, &r.runID, &r.b); err != nil {
+				rows.Close()
+				return fmt.Errorf("pack responses: %w", err)
+			}
+			batch = append(batch, r)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return fmt.Errorf("pack responses: %w", err)
+		}
+		if len(batch) == 0 {
+			pr.finish()
+			return nil
+		}
+		for _, r := range batch {
+			b, dict, err := packer.pack(ctx, tx, r.runID, respDictQuestion, r.b, newDicts)
+			if err != nil {
+				return fmt.Errorf("pack responses: exchange %d: %w", r.id, err)
+			}
+			if dict != 0 {
+				if _, err := upd.ExecContext(ctx, b, dict, r.id); err != nil {
+					return fmt.Errorf("pack responses: exchange %d: %w", r.id, err)
+				}
+			}
+			done++
+			pr.update(done)
+		}
+		packer.remember(newDicts)
+		clear(newDicts)
+		last = batch[len(batch)-1].id
+	}
 }

@@ -103,11 +103,19 @@ func (r *rawReader) exchangeSlice(ref rawRef) ([]byte, error) {
 // readResponse reads exchange id's response body as received.
 func readResponse(ctx context.Context, db *sql.DB, id int64) ([]byte, error) {
 	var body []byte
-	if err := db.QueryRowContext(ctx, `SELECT response FROM exchanges WHERE id = ?`, id).Scan(&body); err != nil {
+	var dict sql.NullInt64
+	if err := db.QueryRowContext(ctx, `SELECT response, resp_dict FROM exchanges WHERE id = ?`, id).Scan(&body, &dict); err != nil {
 		if err == sql.ErrNoRows {
 			return nil, fmt.Errorf("raw answer refers to exchange %d, which is not stored", id)
 		}
 		return nil, fmt.Errorf("exchange %d: %w", id, err)
+	}
+	if dict.Valid {
+		u := rawUnpacker{db: db}
+		var err error
+		if body, err = u.unpack(ctx, body, dict.Int64); err != nil {
+			return nil, fmt.Errorf("exchange %d: %w", id, err)
+		}
 	}
 	if body == nil {
 		body = []byte{}

@@ -210,7 +210,7 @@ func migrationSteps() map[string]migrationStep {
 		"20261202_0002_answer_index":       backfillAnswerIndex,
 		"20261203_0100_rekey_answer_index": backfillAnswerIndex,
 		"20261203_0300_exchange_bodies":    splitExchangeRequests,
-		"20261203_0900_compact_layout":     packAnswers,
+		"20261203_0900_compact_layout":     compactLayout,
 	}
 }
 

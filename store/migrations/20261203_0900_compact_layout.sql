@@ -17,3 +17,28 @@
 ALTER TABLE item_results ADD COLUMN answers BLOB;  -- packed answers (NULL: none stored)
 ALTER TABLE item_results ADD COLUMN raws BLOB;     -- raw answers kept inline
 CREATE INDEX item_results_seq ON item_results(run_id, seq, repeat);
+-- An exchange's response is kept deflated against the run's first
+-- response (resp_dict names that raw_dicts body; NULL: as received), and
+-- the resolved model and recorded time the answer cache ranks by are kept
+-- once per exchange instead of once per indexed answer.
+ALTER TABLE exchanges ADD COLUMN resp_dict INTEGER REFERENCES raw_dicts(id);
+ALTER TABLE exchanges ADD COLUMN model TEXT NOT NULL DEFAULT '';     -- resolved (response) model
+ALTER TABLE exchanges ADD COLUMN recorded_ns INTEGER NOT NULL DEFAULT -9223372036854775808; -- recorded_at in Unix ns; min int64 when unknown
+-- The answer index is keyed by its key, so the table is its own index:
+-- the same rows as before without the rowid, the separate key index, the
+-- question id (never read) or the per-row model and time. ord is the
+-- answer's place among its exchange's indexed answers: with exchange_id it
+-- orders rows as they were saved (first saved wins ties). The Go step
+-- refills it from the stored exchanges (backfillAnswerIndex), then packs
+-- the responses (packResponses).
+DROP INDEX answer_index_key;
+DROP TABLE answer_index;
+CREATE TABLE answer_index (
+    key         BLOB NOT NULL,             -- provider.AnswerKey, 32 bytes
+    exchange_id INTEGER NOT NULL REFERENCES exchanges(id) ON DELETE CASCADE,
+    ord         INTEGER NOT NULL,
+    off         INTEGER NOT NULL DEFAULT 0, -- the answer is response[off : off+len] ...
+    len         INTEGER NOT NULL DEFAULT 0,
+    raw         BLOB,                      -- ... unless it is kept here (could not be sliced)
+    PRIMARY KEY (key, exchange_id, ord)
+) WITHOUT ROWID;
