@@ -182,7 +182,7 @@ func readOldAnswers(ctx context.Context, sel *sql.Stmt, run string, it *ItemResu
 
 // compactLayout is migration 20261203_0900's Go step: the answers packed
 // into their item rows, the answer index refilled in its new form, and the
-// responses packed.
+// responses and dataset items packed.
 func compactLayout(ctx context.Context, tx *sql.Tx, pr *progress) error {
 	if err := packAnswers(ctx, tx, pr); err != nil {
 		return err
@@ -190,7 +190,10 @@ func compactLayout(ctx context.Context, tx *sql.Tx, pr *progress) error {
 	if err := backfillAnswerIndex(ctx, tx, pr); err != nil {
 		return err
 	}
-	return packResponses(ctx, tx, pr)
+	if err := packResponses(ctx, tx, pr); err != nil {
+		return err
+	}
+	return packDatasetItems(ctx, tx, pr)
 }
 
 // packResponses deflates every stored response against its run's first
@@ -255,5 +258,71 @@ func packResponses(ctx context.Context, tx *sql.Tx, pr *progress) error {
 		packer.remember(newDicts)
 		clear(newDicts)
 		last = batch[len(batch)-1].id
+	}
+}
+
+// packDatasetItems deflates every stored dataset item's state and labels
+// against its dataset's first item's.
+func packDatasetItems(ctx context.Context, tx *sql.Tx, pr *progress) error {
+	var total int64
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM dataset_items`).Scan(&total); err != nil {
+		return fmt.Errorf("pack dataset items: %w", err)
+	}
+	pr.start("packing dataset items", total)
+	upd, err := tx.PrepareContext(ctx, `UPDATE dataset_items SET state = ?, labels = ?, state_dict = ?, labels_dict = ? WHERE dataset_hash = ? AND seq = ?`)
+	if err != nil {
+		return fmt.Errorf("pack dataset items: %w", err)
+	}
+	defer upd.Close()
+	var packer rawPacker
+	newDicts := map[string]int64{}
+	type row struct {
+		hash string
+		it   DatasetItem
+	}
+	var last row
+	var done int64
+	first := true
+	for {
+		rows, err := tx.QueryContext(ctx, `SELECT dataset_hash, seq, state, labels FROM dataset_items
+			WHERE ? OR (dataset_hash, seq) > (?, ?) ORDER BY dataset_hash, seq LIMIT ?`, first, last.hash, last.it.Seq, packBatch)
+		if err != nil {
+			return fmt.Errorf("pack dataset items: %w", err)
+		}
+		var batch []row
+		for rows.Next() {
+			var r row
+			var state, labels []byte
+			if err := rows.Scan(&r.hash, &r.it.Seq, &state, &labels); err != nil {
+				rows.Close()
+				return fmt.Errorf("pack dataset items: %w", err)
+			}
+			r.it.State, r.it.Labels = state, labels
+			batch = append(batch, r)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return fmt.Errorf("pack dataset items: %w", err)
+		}
+		if len(batch) == 0 {
+			pr.finish()
+			return nil
+		}
+		first = false
+		for _, r := range batch {
+			state, labels, sd, ld, err := packDatasetItem(ctx, tx, &packer, r.hash, r.it, newDicts)
+			if err != nil {
+				return fmt.Errorf("pack dataset items: %w", err)
+			}
+			if _, err := upd.ExecContext(ctx, state, labels, sd, ld, r.hash, r.it.Seq); err != nil {
+				return fmt.Errorf("pack dataset items: %w", err)
+			}
+			done++
+			pr.update(done)
+		}
+		packer.remember(newDicts)
+		clear(newDicts)
+		last = batch[len(batch)-1]
 	}
 }

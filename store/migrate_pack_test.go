@@ -256,6 +256,28 @@ func TestCompactLayoutMigrationKeepsEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A dataset snapshot as the previous layout kept it.
+	if _, err := old.sql.Exec(`INSERT INTO datasets (hash, path, n_items, created_at) VALUES ('dh', 'd.jsonl', 300, '')`); err != nil {
+		t.Fatal(err)
+	}
+	var dsBefore []DatasetItem
+	for i := 0; i < 300; i++ {
+		it := DatasetItem{Seq: i, ID: fmt.Sprintf("it-%04d", i),
+			State:  json.RawMessage(fmt.Sprintf(`{"subject":"ticket %d","body":"words w%d about topic %d, \u00e9 please help"}`, i, i, i%7)),
+			Labels: json.RawMessage(fmt.Sprintf(`{"intent":{"index":%d,"text":"intent_%02d"},"refund":{"index":%d,"text":"%v"}}`, i%22, i%22, i%2, i%2 == 1))}
+		if i%9 == 4 {
+			it.Labels = nil
+		}
+		var labels any
+		if it.Labels != nil {
+			labels = []byte(it.Labels)
+		}
+		if _, err := old.sql.Exec(`INSERT INTO dataset_items (dataset_hash, seq, item_id, state, labels) VALUES ('dh',?,?,?,?)`,
+			it.Seq, it.ID, []byte(it.State), labels); err != nil {
+			t.Fatal(err)
+		}
+		dsBefore = append(dsBefore, it)
+	}
 	old.Close()
 
 	// The same exchanges saved by this version, for the cache's answers.
@@ -291,8 +313,28 @@ func TestCompactLayoutMigrationKeepsEverything(t *testing.T) {
 			steps[p.Step] = true
 		}
 	}
-	if len(steps) != 3 {
-		t.Errorf("progress reported for %v, want its 3 steps finished", steps)
+	if len(steps) != 4 {
+		t.Errorf("progress reported for %v, want its 4 steps finished", steps)
+	}
+	var dsAfter []DatasetItem
+	if err := db.ForEachDatasetItem(ctx, "dh", func(it DatasetItem) error {
+		dsAfter = append(dsAfter, it)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(dsAfter) != len(dsBefore) {
+		t.Fatalf("%d dataset items, want %d", len(dsAfter), len(dsBefore))
+	}
+	for i := range dsBefore {
+		a, b := dsAfter[i], dsBefore[i]
+		if a.Seq != b.Seq || a.ID != b.ID || !bytes.Equal(a.State, b.State) || !bytes.Equal(a.Labels, b.Labels) || (a.Labels == nil) != (b.Labels == nil) {
+			t.Fatalf("dataset item %d: %+v, want %+v", i, a, b)
+		}
+	}
+	var packedItems int
+	if err := db.sql.QueryRow(`SELECT count(labels_dict) FROM dataset_items`).Scan(&packedItems); err != nil || packedItems < 200 {
+		t.Fatalf("%d dataset items' labels packed (%v)", packedItems, err)
 	}
 	var n int
 	if err := db.sql.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name IN ('answers', 'answers_run_seq', 'answer_index_key')`).Scan(&n); err != nil || n != 0 {

@@ -121,8 +121,9 @@ func (db *DB) SaveDataset(ctx context.Context, hash, path string, items func(yie
 	var pending []DatasetItem
 	first := true
 	n := 0
+	newDicts := map[string]int64{} // dictionaries the flush creates
 	flush := func(final bool) error {
-		return db.write(ctx, func(tx *sql.Tx) error {
+		err := db.write(ctx, func(tx *sql.Tx) error {
 			if first {
 				if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO datasets (hash, path, n_items, created_at) VALUES (?,?,?,?)`,
 					hash, path, -1, now()); err != nil {
@@ -130,17 +131,19 @@ func (db *DB) SaveDataset(ctx context.Context, hash, path string, items func(yie
 				}
 				first = false
 			}
-			st, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO dataset_items (dataset_hash, seq, item_id, state, labels) VALUES (?,?,?,?,?)`)
+			st, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO dataset_items (dataset_hash, seq, item_id, state, labels, state_dict, labels_dict)
+				VALUES (?,?,?,?,?,?,?)`)
 			if err != nil {
 				return err
 			}
 			defer st.Close()
+			clear(newDicts)
 			for _, it := range pending {
-				var labels any
-				if it.Labels != nil {
-					labels = []byte(it.Labels)
+				state, labels, stateDict, labelsDict, err := packDatasetItem(ctx, tx, &db.packer, hash, it, newDicts)
+				if err != nil {
+					return fmt.Errorf("item %s: %w", it.ID, err)
 				}
-				if _, err := st.ExecContext(ctx, hash, it.Seq, it.ID, []byte(it.State), labels); err != nil {
+				if _, err := st.ExecContext(ctx, hash, it.Seq, it.ID, state, labels, stateDict, labelsDict); err != nil {
 					return fmt.Errorf("item %s: %w", it.ID, err)
 				}
 			}
@@ -151,6 +154,12 @@ func (db *DB) SaveDataset(ctx context.Context, hash, path string, items func(yie
 			}
 			return nil
 		})
+		if err != nil {
+			db.packer.forget(newDicts)
+			return err
+		}
+		db.packer.remember(newDicts)
+		return nil
 	}
 	err := items(func(it DatasetItem) error {
 		pending = append(pending, it)
@@ -179,16 +188,29 @@ func (db *DB) SaveDataset(ctx context.Context, hash, path string, items func(yie
 
 // ForEachDatasetItem streams the items of the dataset snapshot hash in order.
 func (db *DB) ForEachDatasetItem(ctx context.Context, hash string, fn func(DatasetItem) error) error {
-	rows, err := db.sql.QueryContext(ctx, `SELECT seq, item_id, state, labels FROM dataset_items WHERE dataset_hash = ? ORDER BY seq`, hash)
+	rows, err := db.sql.QueryContext(ctx, `SELECT seq, item_id, state, labels, state_dict, labels_dict FROM dataset_items
+		WHERE dataset_hash = ? ORDER BY seq`, hash)
 	if err != nil {
 		return fmt.Errorf("dataset %s: %w", hash, err)
 	}
 	defer rows.Close()
+	unpack := rawUnpacker{db: db.sql}
 	for rows.Next() {
 		var it DatasetItem
 		var state, labels []byte
-		if err := rows.Scan(&it.Seq, &it.ID, &state, &labels); err != nil {
+		var stateDict, labelsDict sql.NullInt64
+		if err := rows.Scan(&it.Seq, &it.ID, &state, &labels, &stateDict, &labelsDict); err != nil {
 			return fmt.Errorf("dataset %s: %w", hash, err)
+		}
+		if stateDict.Valid {
+			if state, err = unpack.unpack(ctx, state, stateDict.Int64); err != nil {
+				return fmt.Errorf("dataset %s: item %s: state: %w", hash, it.ID, err)
+			}
+		}
+		if labelsDict.Valid {
+			if labels, err = unpack.unpack(ctx, labels, labelsDict.Int64); err != nil {
+				return fmt.Errorf("dataset %s: item %s: labels: %w", hash, it.ID, err)
+			}
 		}
 		it.State, it.Labels = state, labels
 		if err := fn(it); err != nil {
@@ -208,4 +230,33 @@ func (db *DB) DatasetItems(ctx context.Context, runID string, fn func(DatasetIte
 		return fmt.Errorf("run %s has no dataset snapshot", runID)
 	}
 	return db.ForEachDatasetItem(ctx, r.DatasetHash, fn)
+}
+
+// packDatasetItem returns it's state and labels as stored: each deflated
+// against the dataset's first item's (a dictionary id, else nil and the
+// bytes as they are). Labels nil stay NULL.
+func packDatasetItem(ctx context.Context, tx *sql.Tx, p *rawPacker, hash string, it DatasetItem, newDicts map[string]int64) (state, labels, stateDict, labelsDict any, err error) {
+	key := "dataset " + hash
+	st, d, err := p.pack(ctx, tx, key, "\x01\x01state", []byte(it.State), newDicts)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	state = []byte(st)
+	if st == nil {
+		state = []byte{}
+	}
+	if d != 0 {
+		stateDict = d
+	}
+	if it.Labels != nil {
+		lb, d, err := p.pack(ctx, tx, key, "\x01\x01labels", []byte(it.Labels), newDicts)
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		labels = lb
+		if d != 0 {
+			labelsDict = d
+		}
+	}
+	return state, labels, stateDict, labelsDict, nil
 }

@@ -5,6 +5,31 @@
 // A database is safe for concurrent use by one process and shared with
 // others through WAL mode and a busy timeout, so the workbench can read
 // while a CLI eval writes.
+//
+// # Layout
+//
+// Since migration 20261203_0900 a run costs about 1 KB per item of the
+// scale set (8 questions, cached or live), where it cost 4.8 KB:
+//
+//   - item_results: one row per item × repeat, its accounting, and its
+//     answers packed into one value (itempack.go): the item's provenance
+//     once, per answer only what differs from the item, floats as their
+//     bits and distributions as their shortest exact text, deflated
+//     against the run's first packed item. Read in dataset order through
+//     item_results_seq.
+//   - A raw answer (the bytes as received) is a reference (exchange id,
+//     offset, length) into a stored response when it is a slice of one
+//     (rawrefs.go), else an entry of item_results.raws, deflated against
+//     the run × question's first raw answer (rawpack.go).
+//   - exchanges: the request with its questions value cut out (kept once
+//     in bodies, bodies.go) and the response deflated against the run's
+//     first response, with the resolved model and recorded time the answer
+//     cache ranks by.
+//   - answer_index: the answer cache's index, a WITHOUT ROWID table keyed
+//     by provider.AnswerKey, pointing into the exchanges.
+//
+// Dictionaries are rows of raw_dicts. Every value reads back identical to
+// what was stored.
 package store
 
 import (

@@ -42,3 +42,9 @@ CREATE TABLE answer_index (
     raw         BLOB,                      -- ... unless it is kept here (could not be sliced)
     PRIMARY KEY (key, exchange_id, ord)
 ) WITHOUT ROWID;
+-- A dataset item's state and labels are kept deflated against the
+-- dataset's first item's (state_dict, labels_dict name those raw_dicts
+-- bodies; NULL: as given). The Go step packs the stored items
+-- (packDatasetItems).
+ALTER TABLE dataset_items ADD COLUMN state_dict INTEGER REFERENCES raw_dicts(id);
+ALTER TABLE dataset_items ADD COLUMN labels_dict INTEGER REFERENCES raw_dicts(id);
