@@ -192,3 +192,43 @@ func BenchmarkForEachAnswerNoRaw(b *testing.B) {
 	}
 	b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
 }
+
+// BenchmarkForEachQuestionAnswerNoRaw reads the same run question by
+// question, as reports and comparisons do (8 passes).
+func BenchmarkForEachQuestionAnswerNoRaw(b *testing.B) {
+	n := 100_000
+	if testing.Short() {
+		n = 10_000
+	}
+	db := openTemp(b)
+	r := newRun(b, db, "bench", "jev-latest")
+	ctx := context.Background()
+	batch := make([]ItemResult, 0, 500)
+	for i := 0; i < n; i++ {
+		batch = append(batch, scaleItem(i))
+		if len(batch) == cap(batch) || i == n-1 {
+			if _, err := db.SaveItems(ctx, r.ID, batch); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	qs := []string{"topic", "team", "urgency", "tone", "refund", "spam", "angry", "vip"}
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for i := 0; i < b.N; i++ {
+		got := 0
+		for _, q := range qs {
+			if err := db.ForEachQuestionAnswerNoRaw(ctx, r.ID, q, func(a *ItemAnswer) error {
+				got++
+				return nil
+			}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if got != 8*n {
+			b.Fatalf("%d answers, want %d", got, 8*n)
+		}
+	}
+	b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
+}

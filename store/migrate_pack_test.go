@@ -89,6 +89,9 @@ func oldSaveItems(t *testing.T, db *DB, runID string, items []ItemResult, dictID
 				if an.Probs != nil {
 					args[11] = string(appendFloats(nil, an.Probs))
 				}
+				if e, ok := an.BoxOf(); ok {
+					args[11] = string(appendFloats(nil, []float64{e.Top, e.Bottom, e.Left, e.Right}))
+				}
 				if an.Raw != nil {
 					args[12] = []byte(an.Raw)
 					if dictID != 0 && len(an.Raw) >= minPack {
@@ -131,6 +134,13 @@ func oldItems(n int) []ItemResult {
 		it.Answers = append(it.Answers, ItemAnswer{QuestionID: "level", Decided: "2", LatencyMS: it.LatencyMS, Label: &lv,
 			Answer: &provider.Answer{ID: "level", Type: provider.Score, Score: 1.7500000000000002, Probs: []float64{0.1, 0.2, 0.7},
 				Provenance: it.Answers[0].Answer.Provenance}})
+		if i%2 == 0 {
+			it.Answers = append(it.Answers, ItemAnswer{QuestionID: "box", LatencyMS: it.LatencyMS, LabelText: `{"top":0.2}`,
+				Answer: &provider.Answer{ID: "box", Type: provider.Box, Confidence: 0.9, HasConfidence: true,
+					Box: &provider.Edges{Top: 0.25, Bottom: 0.82, Left: 0.44, Right: float64(i) / 100},
+					Raw: json.RawMessage(fmt.Sprintf(`{"type":"box","box":{"top":0.25,"bottom":0.82,"left":0.44,"right":%g},"confidence":0.9}`, float64(i)/100)),
+					Provenance: it.Answers[1].Answer.Provenance}})
+		}
 		// Questions out of id order, as a caller may give them.
 		it.Answers[0], it.Answers[2] = it.Answers[2], it.Answers[0]
 		switch {
