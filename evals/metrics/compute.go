@@ -9,24 +9,39 @@ import (
 
 // Compute returns every metric of question q over obs. Label metrics use,
 // per item, the observation with the lowest Repeat; errors, latency,
-// tokens and cost count every observation; repeats feed Noise.
+// tokens and cost count every observation; repeats feed Noise. It is a
+// Recorder fed with obs, item by item in first-seen order.
 func Compute(q *provider.Question, obs []Obs, opt Options) *QuestionReport {
-	opt = opt.WithDefaults()
-	r := &QuestionReport{Type: q.Type, Classes: classes(q)}
-	r.Conventions = conventions(q, opt)
-	first := firstRepeat(obs)
-	for _, o := range first {
-		r.N++
-		if o.Answer != nil {
-			r.Answered++
-			if r.ID == "" {
-				r.ID = o.Answer.ID
-			}
+	rc := NewRecorder(q, opt)
+	if !hasRepeats(obs) {
+		// Without repeats every observation is a distinct item.
+		for i := range obs {
+			rc.addDistinct(&obs[i])
+		}
+		return rc.Report()
+	}
+	pos := make(map[string]int, len(obs))
+	var groups [][]int
+	for i := range obs {
+		j, ok := pos[obs[i].ItemID]
+		if !ok {
+			j = len(groups)
+			pos[obs[i].ItemID] = j
+			groups = append(groups, nil)
+		}
+		groups[j] = append(groups[j], i)
+	}
+	for _, g := range groups {
+		for k, i := range g {
+			rc.add(&obs[i], k > 0)
 		}
 	}
-	accounting(r, obs)
-	r.UsagePerRequest = opt.UsagePerRequest
-	d := Prepare(q, first, opt)
+	return rc.Report()
+}
+
+// measure fills r's label metrics, calibration, per-type figures and
+// selective prediction from the prepared items d.
+func measure(r *QuestionReport, q *provider.Question, d *Data, opt Options) {
 	r.Labelled = d.N
 	r.NClipped = d.Clipped
 
@@ -84,11 +99,7 @@ func Compute(q *provider.Question, obs []Obs, opt Options) *QuestionReport {
 			Confusion: d.confusion(d.Dec),
 		}
 		r.Choice.PerClass = perClass(r.Choice.Confusion, r.Classes)
-		for i, a := range d.Answers {
-			if int(d.Dec[i]) != argmax(a.Probs) {
-				r.Choice.ArgmaxDisagree++
-			}
-		}
+		r.Choice.ArgmaxDisagree = d.argmaxDisagree
 	case provider.Noul:
 		nm := &NoulMetrics{AUROC: get(MAUROC), AUPRC: get(MAUPRC), Positives: pos, Negatives: neg}
 		nm.Reliability, nm.Resolution, nm.Uncertainty = d.murphy()
@@ -125,12 +136,6 @@ func Compute(q *provider.Question, obs []Obs, opt Options) *QuestionReport {
 
 	r.Selective = d.selective(q, opt)
 	r.Selective.AURC = get(MAURC)
-	if opt.MinConfidence != nil {
-		r.Selective.Routing = routing(q, first, *opt.MinConfidence, opt)
-	}
-	r.Noise = noise(q, obs, d, opt)
-	r.Noise.ECEWithinFloor = r.Noise.FloorDraws > 0 && r.ECE.Defined() && r.ECE.Value <= r.Noise.ECEFloorP95+1e-12
-	return r
 }
 
 // firstRepeat keeps, per item, the observation with the lowest Repeat, in
@@ -233,30 +238,6 @@ func conventions(q *provider.Question, opt Options) Conventions {
 		DecisionConfidence: decisionConfidenceRule(q.Type, opt.Threshold),
 		NoiseFloorDraws:    max(0, opt.NoiseFloorDraws),
 	}
-}
-
-// accounting fills errors, latency, tokens and cost from every observation.
-func accounting(r *QuestionReport, obs []Obs) {
-	lat := make([]float64, 0, len(obs))
-	for _, o := range obs {
-		if o.Answer == nil {
-			if r.Errors == nil {
-				r.Errors = map[string]int{}
-			}
-			k := o.ErrKind
-			if k == "" {
-				k = "unknown"
-			}
-			r.Errors[k]++
-		}
-		if o.LatencyMS > 0 {
-			lat = append(lat, o.LatencyMS)
-		}
-		r.Tokens.Input += o.InputTokens
-		r.Tokens.Output += o.OutputTokens
-		r.CostUSD += o.CostUSD
-	}
-	r.Latency = latency(lat)
 }
 
 // hasRepeats reports whether any observation is a repeat (Repeat > 0).

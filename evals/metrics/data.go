@@ -17,7 +17,6 @@ type Data struct {
 	N    int // items
 
 	IDs     []string
-	Answers []*provider.Answer
 	Label   []int32
 	Dec     []int32   // primary decision
 	Correct []float64 // 1 when Dec == Label
@@ -37,6 +36,9 @@ type Data struct {
 	// PTrue is the probability given to the true outcome.
 	PTrue   []float64
 	Clipped int
+	// argmaxDisagree counts the choice items decided other than their
+	// argmax (the provider's choice is not its top probability).
+	argmaxDisagree int
 
 	// score only
 	Score   []float64
@@ -181,18 +183,22 @@ func usable(q *provider.Question, a *provider.Answer) bool {
 // without a usable answer or a label in range are skipped; the caller picks
 // which repeat each item contributes (Compute uses the first).
 func Prepare(q *provider.Question, obs []Obs, opt Options) *Data {
+	return PrepareRecs(q, RecsOf(q, obs), opt)
+}
+
+// PrepareRecs is Prepare over observations already reduced to Recs.
+func PrepareRecs(q *provider.Question, recs []Rec, opt Options) *Data {
 	opt = opt.WithDefaults()
 	k := q.Size()
 	d := &Data{Type: q.Type, K: k, bins: opt.Bins}
 	n := 0
-	for i := range obs {
-		if obs[i].HasLabel && usable(q, obs[i].Answer) && obs[i].Label >= 0 && obs[i].Label < k {
+	for i := range recs {
+		if recs[i].Labelled() {
 			n++
 		}
 	}
 	d.N = n
 	d.IDs = make([]string, 0, n)
-	d.Answers = make([]*provider.Answer, 0, n)
 	d.Label = make([]int32, 0, n)
 	d.Dec = make([]int32, 0, n)
 	d.Correct = make([]float64, 0, n)
@@ -210,59 +216,47 @@ func Prepare(q *provider.Question, obs []Obs, opt Options) *Data {
 		d.RPS = make([]float64, 0, n)
 	}
 	eps := opt.EpsilonLogLoss
-	for i := range obs {
-		o := &obs[i]
-		if !o.HasLabel || !usable(q, o.Answer) || o.Label < 0 || o.Label >= k {
+	for i := range recs {
+		r := &recs[i]
+		if !r.Labelled() {
 			continue
 		}
-		a := o.Answer
-		y := o.Label
-		dec := decide(q, a, opt.Threshold)
+		y := int(r.Label)
+		dec := r.Decision(q, opt.Threshold)
 		corr := 0.0
 		if dec == y {
 			corr = 1
 		}
 		var conf, ob, sel, brier, pt float64
-		dconf := decisionConfidence(q, a, dec)
+		dconf := r.decisionConf(q, dec)
 		switch q.Type {
 		case provider.Noul:
-			conf, ob = a.P, float64(y)
+			conf, ob = r.P, float64(y)
 			sel = dconf
-			brier = (a.P - float64(y)) * (a.P - float64(y))
-			pt = a.P
+			brier = (r.P - float64(y)) * (r.P - float64(y))
+			pt = r.P
 			if y == 0 {
-				pt = 1 - a.P
+				pt = 1 - r.P
 			}
 		default:
-			conf = a.Probs[argmax(a.Probs)]
+			conf = r.Top
 			ob = corr
 			sel = conf
-			for j, p := range a.Probs {
-				t := 0.0
-				if j == y {
-					t = 1
-				}
-				brier += (p - t) * (p - t)
+			brier = r.Brier
+			pt = r.PLabel
+			if r.flags&recArgmaxDiffers != 0 {
+				d.argmaxDisagree++
 			}
-			pt = a.Probs[y]
 			if q.Type == provider.Score {
-				if a.HasConfidence {
-					sel = a.Confidence
+				if r.HasConf() {
+					sel = r.Conf
 				}
-				s := a.Score
+				s := r.Score
 				d.Score = append(d.Score, s)
 				near := int32(math.Floor(s + 0.5))
 				near = max(0, min(int32(k-1), near))
 				d.Nearest = append(d.Nearest, near)
-				var cq, co, rps float64
-				for l := 0; l < k-1; l++ {
-					cq += a.Probs[l]
-					if l >= y {
-						co = 1
-					}
-					rps += (cq - co) * (cq - co)
-				}
-				d.RPS = append(d.RPS, rps/float64(k-1))
+				d.RPS = append(d.RPS, r.RPS)
 			}
 		}
 		c := pt
@@ -272,8 +266,7 @@ func Prepare(q *provider.Question, obs []Obs, opt Options) *Data {
 		} else if c > 1-eps {
 			c = 1 - eps
 		}
-		d.IDs = append(d.IDs, o.ItemID)
-		d.Answers = append(d.Answers, a)
+		d.IDs = append(d.IDs, r.ItemID)
 		d.Label = append(d.Label, int32(y))
 		d.Dec = append(d.Dec, int32(dec))
 		d.Correct = append(d.Correct, corr)

@@ -64,45 +64,28 @@ func formatCut(v float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
-// selConfidence is the selective-prediction confidence of a usable answer,
-// as Prepare computes it: the probability of the decided outcome for a
-// noul (max(p, 1−p) at threshold 0.5), the provider's confidence for a
-// score that has one, otherwise the top probability.
-func selConfidence(q *provider.Question, a *provider.Answer, threshold float64) float64 {
-	switch q.Type {
-	case provider.Noul:
-		return decisionConfidence(q, a, decide(q, a, threshold))
-	case provider.Score:
-		if a.HasConfidence {
-			return a.Confidence
-		}
-	}
-	return a.Probs[argmax(a.Probs)]
-}
-
 // routing computes Routing over first (one observation per item) for the
 // minimum confidence cut, with opt's threshold, bootstrap and seed.
-func routing(q *provider.Question, first []Obs, cut float64, opt Options) *Routing {
+func routing(q *provider.Question, first []Rec, cut float64, opt Options) *Routing {
 	r := &Routing{MinConfidence: cut, Confidence: confidenceName(q.Type, opt.Threshold)}
-	k := q.Size()
 	// Each answered item falls in one cell; a resample's figures are sums
 	// of its cell counts, so a resample needs no per-item weights.
 	var cat []uint8
 	for i := range first {
 		o := &first[i]
-		if !usable(q, o.Answer) {
+		if !o.Usable() {
 			continue
 		}
 		r.Answered++
 		c := cellUnlabelled
 		switch {
-		case selConfidence(q, o.Answer, opt.Threshold) < cut:
+		case o.selConf(q, opt.Threshold) < cut:
 			c = cellRouted
 			r.Routed++
-		case o.HasLabel && o.Label >= 0 && o.Label < k:
+		case o.Label >= 0:
 			r.KeptLabelled++
 			c = cellWrong
-			if decide(q, o.Answer, opt.Threshold) == o.Label {
+			if o.Decision(q, opt.Threshold) == int(o.Label) {
 				c = cellRight
 				r.KeptCorrect++
 			}

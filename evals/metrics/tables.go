@@ -318,50 +318,23 @@ func noise(q *provider.Question, obs []Obs, d *Data, opt Options) Noise {
 		}
 		return noiseFloor(nz, d, opt)
 	}
-	by := map[string][]int{}
+	by := map[string][]*provider.Answer{}
 	var order []string
 	for i := range obs {
 		o := &obs[i]
 		if _, ok := by[o.ItemID]; !ok {
 			order = append(order, o.ItemID)
-		}
-		if usable(q, o.Answer) {
-			by[o.ItemID] = append(by[o.ItemID], i)
-		} else if _, ok := by[o.ItemID]; !ok {
 			by[o.ItemID] = nil
 		}
+		if usable(q, o.Answer) {
+			by[o.ItemID] = append(by[o.ItemID], o.Answer)
+		}
 	}
-	var sumDelta float64
+	acc := noiseAcc{q: q, threshold: opt.Threshold}
 	for _, id := range order {
-		ix := by[id]
-		nz.Repeats = max(nz.Repeats, len(ix))
-		if len(ix) < 2 {
-			continue
-		}
-		nz.Items++
-		d0 := decide(q, obs[ix[0]].Answer, opt.Threshold)
-		flip := false
-		var s float64
-		pairs := 0
-		for a := range ix {
-			if decide(q, obs[ix[a]].Answer, opt.Threshold) != d0 {
-				flip = true
-			}
-			for b := a + 1; b < len(ix); b++ {
-				s += TV(obs[ix[a]].Answer, obs[ix[b]].Answer)
-				pairs++
-			}
-		}
-		if flip {
-			nz.Flipped++
-		}
-		sumDelta += s / float64(pairs)
+		acc.item(by[id])
 	}
-	if nz.Items > 0 {
-		nz.FlipRate = float64(nz.Flipped) / float64(nz.Items)
-		nz.MeanDelta = sumDelta / float64(nz.Items)
-	}
-	return noiseFloor(nz, d, opt)
+	return noiseFloor(acc.result(), d, opt)
 }
 
 // RepeatNoise measures the repeat-to-repeat noise of q's observations:

@@ -47,17 +47,23 @@ func FitCosts(set *questionset.Set, obs map[string][]metrics.Obs, sp questionset
 // FitCost is FitCosts for one question e and its observations; ok is false
 // when e is not a noul that declares costs.
 func FitCost(set *questionset.Set, e provider.QuestionEntry, obs []metrics.Obs, sp questionset.SplitSpec, runSplit string) (CostFit, bool) {
+	return FitCostRecs(set, e, metrics.RecsOf(&e.Question, obs), sp, runSplit)
+}
+
+// FitCostRecs is FitCost over observations reduced to Recs.
+func FitCostRecs(set *questionset.Set, e provider.QuestionEntry, recs []metrics.Rec, sp questionset.SplitSpec, runSplit string) (CostFit, bool) {
 	st, ok := set.Settings[e.ID]
 	if !ok || st.Costs == nil || st.Costs.Choice || e.Question.Type != provider.Noul {
 		return CostFit{}, false
 	}
 	c := costs.Costs{FalsePositive: st.Costs.FalsePositive, FalseNegative: st.Costs.FalseNegative, Abstain: st.Costs.Abstain}
 	var dev, test []costs.Point
-	for _, o := range obs {
-		if o.Repeat != 0 || !o.HasLabel || o.Answer == nil || math.IsNaN(o.Answer.P) || o.Label < 0 {
+	for i := range recs {
+		o := &recs[i]
+		if o.Repeat != 0 || !o.Labelled() {
 			continue
 		}
-		p := costs.Point{P: o.Answer.P, Label: o.Label == 1}
+		p := costs.Point{P: o.P, Label: o.Label == 1}
 		if runSplit == "" && sp.Of(o.ItemID) == questionset.SplitTest {
 			test = append(test, p)
 		} else {
@@ -246,17 +252,18 @@ type ChoiceCostFit struct {
 // answered, label in range) for the cost fit: the decision
 // (metrics.Decide) and the top probability it is decided with.
 func ChoicePoints(q *provider.Question, obs []metrics.Obs) []ChoiceObs {
+	return ChoicePointsRecs(q, metrics.RecsOf(q, obs))
+}
+
+// ChoicePointsRecs is ChoicePoints over observations reduced to Recs.
+func ChoicePointsRecs(q *provider.Question, recs []metrics.Rec) []ChoiceObs {
 	var out []ChoiceObs
-	for i := range obs {
-		o := &obs[i]
-		if o.Repeat != 0 || !metrics.Usable(q, o) {
+	for i := range recs {
+		o := &recs[i]
+		if o.Repeat != 0 || !o.Labelled() {
 			continue
 		}
-		top := 0.0
-		for _, v := range o.Answer.Probs {
-			top = max(top, v)
-		}
-		out = append(out, ChoiceObs{ItemID: o.ItemID, Point: costs.ChoicePoint{Conf: top, Decision: metrics.Decide(q, o.Answer, 0.5), Label: o.Label}})
+		out = append(out, ChoiceObs{ItemID: o.ItemID, Point: costs.ChoicePoint{Conf: o.Top, Decision: o.Decision(q, 0.5), Label: int(o.Label)}})
 	}
 	return out
 }
@@ -296,12 +303,17 @@ func FitChoiceCosts(set *questionset.Set, obs map[string][]metrics.Obs, sp quest
 // FitChoiceCost is FitChoiceCosts for one question e and its observations;
 // ok is false when e is not a choice that declares costs.
 func FitChoiceCost(set *questionset.Set, e provider.QuestionEntry, obs []metrics.Obs, sp questionset.SplitSpec, runSplit string) (ChoiceCostFit, bool) {
+	return FitChoiceCostRecs(set, e, metrics.RecsOf(&e.Question, obs), sp, runSplit)
+}
+
+// FitChoiceCostRecs is FitChoiceCost over observations reduced to Recs.
+func FitChoiceCostRecs(set *questionset.Set, e provider.QuestionEntry, recs []metrics.Rec, sp questionset.SplitSpec, runSplit string) (ChoiceCostFit, bool) {
 	c, ok := ChoiceCostsOf(set, e)
 	if !ok {
 		return ChoiceCostFit{}, false
 	}
 	var dev, test []costs.ChoicePoint
-	for _, p := range ChoicePoints(&e.Question, obs) {
+	for _, p := range ChoicePointsRecs(&e.Question, recs) {
 		if runSplit == "" && sp.Of(p.ItemID) == questionset.SplitTest {
 			test = append(test, p.Point)
 		} else {

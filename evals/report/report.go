@@ -136,21 +136,39 @@ func Build(run *store.Run, set *questionset.Set, obs map[string][]metrics.Obs, o
 
 // Question computes the report of one question of set (e) from its
 // observations, with the question's threshold and min_confidence: what
-// Build does for each question, for callers that read a large run one
-// question at a time.
+// Build does for each question.
 func Question(set *questionset.Set, e provider.QuestionEntry, obs []metrics.Obs, opt metrics.Options) *metrics.QuestionReport {
+	q := e.Question
+	return finish(e, metrics.Compute(&q, obs, questionOptions(set, e, opt)))
+}
+
+// QuestionRecorder starts the report of one question of set (e), to be
+// fed its observations one by one (the store's order) and finished with
+// FinishQuestion: Question for a large run read as a stream.
+func QuestionRecorder(set *questionset.Set, e provider.QuestionEntry, opt metrics.Options) *metrics.Recorder {
+	q := e.Question
+	return metrics.NewRecorder(&q, questionOptions(set, e, opt))
+}
+
+// FinishQuestion is question e's report from its recorder.
+func FinishQuestion(e provider.QuestionEntry, rc *metrics.Recorder) *metrics.QuestionReport {
+	return finish(e, rc.Report())
+}
+
+// questionOptions are opt with question e's threshold and min_confidence.
+func questionOptions(set *questionset.Set, e provider.QuestionEntry, opt metrics.Options) metrics.Options {
 	// The store keeps usage per request (item), never per question.
 	opt.UsagePerRequest = true
-	o := opt
-	o.Threshold = set.Threshold(e.ID)
-	o.MinConfidence = nil
+	opt.Threshold = set.Threshold(e.ID)
+	opt.MinConfidence = nil
 	if mc, ok := set.MinConfidence(e.ID); ok {
-		o.MinConfidence = &mc
+		opt.MinConfidence = &mc
 	}
-	q := e.Question
-	r := metrics.Compute(&q, obs, o)
+	return opt
+}
+
+func finish(e provider.QuestionEntry, r *metrics.QuestionReport) *metrics.QuestionReport {
 	r.ID = e.ID
-	boxQuestion(r, &q, obs, o)
 	if r.Selective.Cutpoint != nil {
 		r.Selective.Cutpoint.Question = e.ID
 	}

@@ -74,8 +74,42 @@ type RunView struct {
 	// holds no observations (a ReportOnly view, never compared).
 	summarized bool
 	// streamed: the report was computed question by question from the
-	// store (ReportOnly), so data holds no observations either.
+	// store (ReportOnly), so data holds no observations either; stream
+	// reads them.
 	streamed bool
+	stream   *questionStream
+}
+
+// questionStream reads a stored run's answers one question at a time, as
+// observations, counting them for the load's progress.
+type questionStream struct {
+	ctx      context.Context
+	db       *store.DB
+	run      string
+	total    int
+	read     int
+	progress func(LoadProgress)
+}
+
+// each streams question qid's observations (in dataset order, repeats
+// together) to fn; fn must not keep the pointer.
+func (s *questionStream) each(qid string, fn func(*metrics.Obs)) error {
+	err := s.db.ForEachQuestionAnswerNoRaw(s.ctx, s.run, qid, func(a *store.ItemAnswer) error {
+		s.read++
+		if s.progress != nil && s.read%progressEvery == 0 {
+			if err := s.ctx.Err(); err != nil {
+				return err
+			}
+			s.progress(LoadProgress{Read: s.read, Total: max(s.total, s.read)})
+		}
+		o := report.ObsOf(a)
+		fn(&o)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("run %s question %s: %w", s.run, qid, err)
+	}
+	return nil
 }
 
 // ViewConfig says how to measure a run view.
@@ -178,23 +212,14 @@ func loadRun(ctx context.Context, db *store.DB, run *Run, cfg ViewConfig) (*RunV
 	total := run.Done * len(set.Questions)
 	if cfg.ReportOnly {
 		// Question by question, without the raw bytes (no metric reads
-		// them): a large run never has more than one question's answers in
-		// memory. The view keeps no observations, so it is never compared.
+		// them), each question's answers reduced to a compact record per
+		// item as they stream: a large run's answers are never held. The
+		// view keeps no observations, so it is never compared.
 		v.streamed = true
-		read := 0
+		v.stream = &questionStream{ctx: ctx, db: db, run: run.ID, total: total, progress: cfg.Progress}
 		v.data.Load = func(qid string) ([]metrics.Obs, error) {
 			var obs []metrics.Obs
-			err := db.ForEachQuestionAnswerNoRaw(ctx, run.ID, qid, func(a *store.ItemAnswer) error {
-				read++
-				if cfg.Progress != nil && read%progressEvery == 0 {
-					if err := ctx.Err(); err != nil {
-						return err
-					}
-					cfg.Progress(LoadProgress{Read: read, Total: max(total, read)})
-				}
-				obs = append(obs, report.ObsOf(a))
-				return nil
-			})
+			err := v.stream.each(qid, func(o *metrics.Obs) { obs = append(obs, *o) })
 			return obs, err
 		}
 	} else {
@@ -278,20 +303,30 @@ func (v *RunView) measure(ctx context.Context, db *store.DB, opt MetricOptions, 
 	var noulCosts []report.CostFit
 	var choiceCosts []report.ChoiceCostFit
 	for _, e := range set.Questions {
-		obs, err := v.data.QuestionObs(e.ID)
-		if err != nil {
-			return err
+		rc := report.QuestionRecorder(set, e, opt)
+		if v.stream != nil {
+			if err := v.stream.each(e.ID, rc.Add); err != nil {
+				return err
+			}
+		} else {
+			obs := v.data.Obs[e.ID]
+			for i := range obs {
+				rc.Add(&obs[i])
+			}
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		qs = append(qs, report.Question(set, e, obs, opt))
-		if f, ok := report.FitCost(set, e, obs, sp, runSplit); ok {
+		qs = append(qs, report.FinishQuestion(e, rc))
+		if f, ok := report.FitCostRecs(set, e, rc.Recs(), sp, runSplit); ok {
 			noulCosts = append(noulCosts, f)
 		}
-		if f, ok := report.FitChoiceCost(set, e, obs, sp, runSplit); ok {
+		if f, ok := report.FitChoiceCostRecs(set, e, rc.Recs(), sp, runSplit); ok {
 			choiceCosts = append(choiceCosts, f)
 		}
+	}
+	if s := v.stream; s != nil && s.progress != nil {
+		s.progress(LoadProgress{Read: s.read, Total: max(s.total, s.read)})
 	}
 	v.Report = report.Assemble(run, set, qs, questionset.Gate{})
 	v.evaluateGates(cfg)

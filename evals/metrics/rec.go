@@ -1,0 +1,335 @@
+package metrics
+
+import (
+	"github.com/jevlab/jevlab/provider"
+)
+
+// Rec is one observation reduced, once, to what the metrics read: the
+// decision, the label, the probabilities of both, the top probability,
+// the proper-score terms and the provider's confidence. It holds no
+// distribution, raw bytes or provenance, so a report over n items holds n
+// Recs (96 bytes each) whatever the size of the answers. Every field is
+// computed with the same arithmetic Prepare used on full answers, so the
+// metrics are bit-identical either way.
+type Rec struct {
+	ItemID string
+	Repeat int32
+	// Label is the gold outcome index (choice option, score level, noul
+	// 1 = true), -1 when the item has none or it is out of range.
+	Label int32
+	// Dec is a choice's or score's primary decision (the provider's choice,
+	// the most probable level); a noul decides by P at the threshold in use.
+	Dec   int32
+	flags uint8
+	// P is a noul's P(true); Top a choice's or score's top probability.
+	P, Top float64
+	// PLabel and PDec are the probabilities the answer gives the label and
+	// Dec (choice, score); Brier is Σₖ(pₖ − [k = label])² (labelled only).
+	PLabel, PDec, Brier float64
+	// Score, Conf and RPS are a score's expected level, the provider's
+	// confidence (choice and score, when sent) and its ranked probability
+	// score against the label.
+	Score, Conf, RPS float64
+}
+
+const (
+	recAnswered      uint8 = 1 << iota // an answer came back (maybe unusable)
+	recUsable                          // of the shape the question needs
+	recHasConf                         // the provider sent a confidence
+	recArgmaxDiffers                   // a choice decided other than its argmax
+)
+
+// Answered reports whether the observation has an answer.
+func (r *Rec) Answered() bool { return r.flags&recAnswered != 0 }
+
+// Usable reports whether the answer has the shape the question needs.
+func (r *Rec) Usable() bool { return r.flags&recUsable != 0 }
+
+// HasConf reports whether the provider sent a confidence.
+func (r *Rec) HasConf() bool { return r.flags&recHasConf != 0 }
+
+// Labelled reports whether the observation counts towards label metrics:
+// usable and labelled in range.
+func (r *Rec) Labelled() bool { return r.Usable() && r.Label >= 0 }
+
+// Decision is the primary decision under a noul threshold (see Decide).
+func (r *Rec) Decision(q *provider.Question, threshold float64) int {
+	if q.Type == provider.Noul {
+		if r.P >= threshold {
+			return 1
+		}
+		return 0
+	}
+	return int(r.Dec)
+}
+
+// decisionConf is the probability of decision dec (decisionConfidence).
+func (r *Rec) decisionConf(q *provider.Question, dec int) float64 {
+	if q.Type == provider.Noul {
+		if dec == 1 {
+			return r.P
+		}
+		return 1 - r.P
+	}
+	return r.PDec
+}
+
+// selConf is the selective-prediction confidence of a usable answer, as
+// Prepare computes it: the probability of the decided outcome for a noul
+// (max(p, 1−p) at threshold 0.5), the provider's confidence for a score
+// that has one, otherwise the top probability.
+func (r *Rec) selConf(q *provider.Question, threshold float64) float64 {
+	switch q.Type {
+	case provider.Noul:
+		return r.decisionConf(q, r.Decision(q, threshold))
+	case provider.Score:
+		if r.HasConf() {
+			return r.Conf
+		}
+	}
+	return r.Top
+}
+
+// RecOf reduces observation o of question q to its Rec.
+func RecOf(q *provider.Question, o *Obs) Rec {
+	r := Rec{ItemID: o.ItemID, Repeat: int32(o.Repeat), Label: -1, Dec: -1}
+	k := q.Size()
+	if o.HasLabel && o.Label >= 0 && o.Label < k {
+		r.Label = int32(o.Label)
+	}
+	a := o.Answer
+	if a != nil {
+		r.flags |= recAnswered
+	}
+	if !usable(q, a) {
+		return r
+	}
+	r.flags |= recUsable
+	if a.HasConfidence {
+		r.flags |= recHasConf
+		r.Conf = a.Confidence
+	}
+	if q.Type == provider.Noul {
+		r.P = a.P
+		return r
+	}
+	m := argmax(a.Probs)
+	dec := decide(q, a, DefaultThreshold) // no threshold outside a noul
+	r.Dec, r.Top, r.PDec = int32(dec), a.Probs[m], decisionConfidence(q, a, dec)
+	if dec != m {
+		r.flags |= recArgmaxDiffers
+	}
+	if q.Type == provider.Score {
+		r.Score = a.Score
+	}
+	if r.Label < 0 {
+		return r
+	}
+	y := int(r.Label)
+	var brier float64
+	for j, p := range a.Probs {
+		t := 0.0
+		if j == y {
+			t = 1
+		}
+		brier += (p - t) * (p - t)
+	}
+	r.Brier, r.PLabel = brier, a.Probs[y]
+	if q.Type == provider.Score {
+		var cq, co, rps float64
+		for l := 0; l < k-1; l++ {
+			cq += a.Probs[l]
+			if l >= y {
+				co = 1
+			}
+			rps += (cq - co) * (cq - co)
+		}
+		r.RPS = rps / float64(k-1)
+	}
+	return r
+}
+
+// RecsOf reduces observations to Recs, in order.
+func RecsOf(q *provider.Question, obs []Obs) []Rec {
+	out := make([]Rec, len(obs))
+	for i := range obs {
+		out[i] = RecOf(q, &obs[i])
+	}
+	return out
+}
+
+// Recorder computes one question's report in one pass over its
+// observations, holding a Rec per item and, at a time, the answers of one
+// item only (for the repeat noise): a large run's report never holds its
+// distributions. Observations of one item must come together (the
+// store's order: dataset order, then repeat).
+type Recorder struct {
+	q   *provider.Question
+	opt Options
+
+	recs []Rec // one per item: its lowest repeat
+	id   string
+	lat  []float64
+	errs map[string]int
+	in   int64
+	out  int64
+	cost float64
+
+	// the item being read and its usable answers (repeat noise)
+	cur       string
+	open      bool
+	group     []*provider.Answer
+	anyRepeat bool
+	nobs      int
+	noise     noiseAcc
+}
+
+// NewRecorder starts the report of question q under opt.
+func NewRecorder(q *provider.Question, opt Options) *Recorder {
+	opt = opt.WithDefaults()
+	return &Recorder{q: q, opt: opt, noise: noiseAcc{q: q, threshold: opt.Threshold}}
+}
+
+// Add reads one observation. An observation of the item just read is one
+// of its repeats; any other starts a new item.
+func (rc *Recorder) Add(o *Obs) {
+	rc.add(o, rc.open && o.ItemID == rc.cur)
+}
+
+// addDistinct reads an observation as an item of its own (observations
+// without repeats: every one is a distinct item, as Compute has it).
+func (rc *Recorder) addDistinct(o *Obs) { rc.add(o, false) }
+
+func (rc *Recorder) add(o *Obs, sameItem bool) {
+	rc.nobs++
+	if o.Repeat != 0 {
+		rc.anyRepeat = true
+	}
+	if o.Answer == nil {
+		if rc.errs == nil {
+			rc.errs = map[string]int{}
+		}
+		k := o.ErrKind
+		if k == "" {
+			k = "unknown"
+		}
+		rc.errs[k]++
+	}
+	if o.LatencyMS > 0 {
+		rc.lat = append(rc.lat, o.LatencyMS)
+	}
+	rc.in += o.InputTokens
+	rc.out += o.OutputTokens
+	rc.cost += o.CostUSD
+	if sameItem {
+		if last := &rc.recs[len(rc.recs)-1]; int32(o.Repeat) < last.Repeat {
+			*last = RecOf(rc.q, o)
+		}
+	} else {
+		rc.flush()
+		rc.cur, rc.open = o.ItemID, true
+		rc.recs = append(rc.recs, RecOf(rc.q, o))
+	}
+	if rc.id == "" && o.Answer != nil && rc.recs[len(rc.recs)-1].Answered() {
+		rc.id = o.Answer.ID
+	}
+	if usable(rc.q, o.Answer) {
+		rc.group = append(rc.group, o.Answer)
+	}
+}
+
+// flush ends the item being read.
+func (rc *Recorder) flush() {
+	if rc.open {
+		rc.noise.item(rc.group)
+	}
+	rc.group = rc.group[:0]
+	rc.open = false
+}
+
+// Recs returns the items read so far, one Rec each (its lowest repeat),
+// in the order they came.
+func (rc *Recorder) Recs() []Rec { return rc.recs }
+
+// Report computes the question's report from what was read.
+func (rc *Recorder) Report() *QuestionReport {
+	rc.flush()
+	q, opt := rc.q, rc.opt
+	r := &QuestionReport{Type: q.Type, Classes: classes(q)}
+	r.Conventions = conventions(q, opt)
+	r.N = len(rc.recs)
+	for i := range rc.recs {
+		if rc.recs[i].Answered() {
+			r.Answered++
+		}
+	}
+	r.ID = rc.id
+	r.Errors = rc.errs
+	r.Latency = latency(rc.lat)
+	r.Tokens.Input, r.Tokens.Output, r.CostUSD = rc.in, rc.out, rc.cost
+	r.UsagePerRequest = opt.UsagePerRequest
+	d := PrepareRecs(q, rc.recs, opt)
+	measure(r, q, d, opt)
+	if opt.MinConfidence != nil {
+		r.Selective.Routing = routing(q, rc.recs, *opt.MinConfidence, opt)
+	}
+	var nz Noise
+	switch {
+	case !rc.anyRepeat:
+		nz.Repeats = 1
+		if rc.nobs == 0 {
+			nz.Repeats = 0
+		}
+	default:
+		nz = rc.noise.result()
+	}
+	r.Noise = noiseFloor(nz, d, opt)
+	r.Noise.ECEWithinFloor = r.Noise.FloorDraws > 0 && r.ECE.Defined() && r.ECE.Value <= r.Noise.ECEFloorP95+1e-12
+	return r
+}
+
+// noiseAcc accumulates the repeat-to-repeat noise item by item: how many
+// items have two or more usable repeats, how many of them changed
+// decision, and their mean total-variation distance between repeats.
+type noiseAcc struct {
+	q         *provider.Question
+	threshold float64
+	nz        Noise
+	sumDelta  float64
+}
+
+// item adds one item's usable answers, in repeat order.
+func (n *noiseAcc) item(as []*provider.Answer) {
+	n.nz.Repeats = max(n.nz.Repeats, len(as))
+	if len(as) < 2 {
+		return
+	}
+	n.nz.Items++
+	d0 := decide(n.q, as[0], n.threshold)
+	flip := false
+	var s float64
+	pairs := 0
+	for a := range as {
+		if decide(n.q, as[a], n.threshold) != d0 {
+			flip = true
+		}
+		for b := a + 1; b < len(as); b++ {
+			s += TV(as[a], as[b])
+			pairs++
+		}
+	}
+	if flip {
+		n.nz.Flipped++
+	}
+	n.sumDelta += s / float64(pairs)
+}
+
+// result is the noise of the items added (no ECE floor).
+func (n *noiseAcc) result() Noise {
+	nz := n.nz
+	if nz.Items > 0 {
+		nz.FlipRate = float64(nz.Flipped) / float64(nz.Items)
+		nz.MeanDelta = n.sumDelta / float64(nz.Items)
+	}
+	return nz
+}
