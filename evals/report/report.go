@@ -139,12 +139,16 @@ func Build(run *store.Run, set *questionset.Set, obs map[string][]metrics.Obs, o
 // Build does for each question.
 func Question(set *questionset.Set, e provider.QuestionEntry, obs []metrics.Obs, opt metrics.Options) *metrics.QuestionReport {
 	q := e.Question
-	return finish(e, metrics.Compute(&q, obs, questionOptions(set, e, opt)))
+	o := questionOptions(set, e, opt)
+	r := finish(e, metrics.Compute(&q, obs, o))
+	boxQuestion(r, &q, obs, o)
+	return r
 }
 
 // QuestionRecorder starts the report of one question of set (e), to be
 // fed its observations one by one (the store's order) and finished with
-// FinishQuestion: Question for a large run read as a stream.
+// FinishQuestion: Question for a large run read as a stream. A box
+// question is measured by Question (its labelled boxes are not Recs).
 func QuestionRecorder(set *questionset.Set, e provider.QuestionEntry, opt metrics.Options) *metrics.Recorder {
 	q := e.Question
 	return metrics.NewRecorder(&q, questionOptions(set, e, opt))

@@ -303,6 +303,15 @@ func (v *RunView) measure(ctx context.Context, db *store.DB, opt MetricOptions, 
 	var noulCosts []report.CostFit
 	var choiceCosts []report.ChoiceCostFit
 	for _, e := range set.Questions {
+		if e.Question.Type == provider.Box {
+			// Boxes are measured from their labelled edges (report.Question).
+			obs, err := v.data.QuestionObs(e.ID)
+			if err != nil {
+				return err
+			}
+			qs = append(qs, report.Question(set, e, obs, opt))
+			continue
+		}
 		rc := report.QuestionRecorder(set, e, opt)
 		if v.stream != nil {
 			if err := v.stream.each(e.ID, rc.Add); err != nil {
