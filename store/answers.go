@@ -350,11 +350,20 @@ func (db *DB) ForEachQuestionAnswerNoRaw(ctx context.Context, runID, questionID 
 	return db.forEachAnswer(ctx, runID, answerFilter{question: questionID, byQuestion: true}, false, fn)
 }
 
-// answerFilter narrows forEachAnswer to one item or one question.
+// ForEachAnswerByItemNoRaw is ForEachAnswerNoRaw in item id order (byte
+// order), then question id, then repeat: an item's answers come together,
+// so two runs can be merged by item id as they stream (compare).
+func (db *DB) ForEachAnswerByItemNoRaw(ctx context.Context, runID string, fn func(*ItemAnswer) error) error {
+	return db.forEachAnswer(ctx, runID, answerFilter{byItem: true}, false, fn)
+}
+
+// answerFilter narrows forEachAnswer to one item or one question, or
+// orders it by item id.
 type answerFilter struct {
 	item       string
 	question   string
 	byQuestion bool
+	byItem     bool
 }
 
 // forEachAnswer streams run's answers that pass f. Item rows come in
@@ -373,8 +382,12 @@ func (db *DB) forEachAnswer(ctx context.Context, runID string, f answerFilter, w
 	if f.byQuestion {
 		only = &f.question
 	}
+	order := "seq, repeat"
+	if f.byItem {
+		order = "item_id, repeat" // the primary key's order
+	}
 	rows, err := db.sql.QueryContext(ctx, `SELECT item_id, seq, repeat, latency_ms, answers, `+rawCol+`
-		FROM item_results WHERE `+where+` ORDER BY seq, repeat`, args...)
+		FROM item_results WHERE `+where+` ORDER BY `+order, args...)
 	if err != nil {
 		return fmt.Errorf("answers of run %s: %w", runID, err)
 	}

@@ -63,3 +63,40 @@ func TestQuestionAndItemStreams(t *testing.T) {
 		}
 	}
 }
+
+// The item-order stream holds every answer once, items in byte order of
+// their ids, each item's answers together in question id, repeat order.
+func TestItemOrderStream(t *testing.T) {
+	db := openTemp(t)
+	ctx := context.Background()
+	r := newRun(t, db, "byitem", "jev-latest")
+	var items []ItemResult
+	for i := 0; i < 30; i++ {
+		items = append(items, sampleItem(fmt.Sprint("i", (i*11)%30), i, 0, 0.5))
+		items = append(items, sampleItem(fmt.Sprint("i", (i*11)%30), i, 1, 0.25))
+	}
+	if _, err := db.SaveItems(ctx, r.ID, items); err != nil {
+		t.Fatal(err)
+	}
+	all, err := db.RunAnswers(ctx, r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []ItemAnswer
+	if err := db.ForEachAnswerByItemNoRaw(ctx, r.ID, func(a *ItemAnswer) error {
+		got = append(got, *a)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(all) {
+		t.Fatalf("%d answers by item, %d in all", len(got), len(all))
+	}
+	for i := 1; i < len(got); i++ {
+		p, c := got[i-1], got[i]
+		key := func(a ItemAnswer) string { return fmt.Sprintf("%s\x00%s\x00%03d", a.ItemID, a.QuestionID, a.Repeat) }
+		if key(p) >= key(c) {
+			t.Fatalf("answer %d (%s) after %s: not in item, question, repeat order", i, key(c), key(p))
+		}
+	}
+}

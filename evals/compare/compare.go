@@ -263,9 +263,10 @@ func Compare(a, b RunData, opt Options) *Comparison {
 	return c
 }
 
-// CompareLoaded is Compare for runs whose observations are read on demand
-// (RunData.Load, e.g. LoadRun): one question of each run at a time. Its
-// error is the first load that failed.
+// CompareLoaded is Compare for runs read as they are compared (RunData's
+// Stream or Load, e.g. LoadRun): both runs' items are merged by id in one
+// pass, each question keeping a compact record pair per labelled item.
+// Its error is the first read that failed.
 func CompareLoaded(a, b RunData, opt Options) (*Comparison, error) {
 	opt = opt.withDefaults()
 	c := &Comparison{
@@ -281,27 +282,18 @@ func CompareLoaded(a, b RunData, opt Options) (*Comparison, error) {
 			"flips carry p(label), the probability each run gave the item's label",
 			max(0, opt.Bootstrap), opt.Seed, opt.Alpha, opt.MinBrierDelta),
 	}
+	// One pass over both runs, merged by item id (stream.go).
+	merged, err := mergeQuestions(&a, &b, opt)
+	if err != nil {
+		return nil, err
+	}
 	for i, e := range a.Questions {
-		qb, ok := b.Questions.Get(e.ID)
-		var qc QuestionComparison
-		if !ok {
-			qc = QuestionComparison{ID: e.ID, Type: e.Question.Type, Reason: "question absent from run B", Verdict: NotComparable}
-		} else {
-			oa, err := a.QuestionObs(e.ID)
-			if err != nil {
-				return nil, err
-			}
-			ob, err := b.QuestionObs(e.ID)
-			if err != nil {
-				return nil, err
-			}
-			if a.Questions[i].Question.Type == provider.Box {
-				qc = compareBox(e.ID, &a.Questions[i].Question, qb, oa, ob, opt, uint64(i)) // box.go
-			} else {
-				qc = compareQuestion(e.ID, &a.Questions[i].Question, qb, oa, ob, &a, &b, opt, uint64(i))
-			}
+		if merged[i] == nil {
+			c.Questions = append(c.Questions, QuestionComparison{ID: e.ID, Type: e.Question.Type, Reason: "question absent from run B", Verdict: NotComparable})
+			continue
 		}
-		c.Questions = append(c.Questions, qc)
+		c.Questions = append(c.Questions, merged[i].result(opt))
+		merged[i] = nil // its records are no longer needed
 	}
 	for _, e := range b.Questions {
 		if _, ok := a.Questions.Get(e.ID); !ok {
@@ -420,92 +412,6 @@ func quoteAll(s []string) string {
 		q[i] = fmt.Sprintf("%q", v)
 	}
 	return strings.Join(q, ", ")
-}
-
-func compareQuestion(id string, qa, qb *provider.Question, obsA, obsB []metrics.Obs, a, b *RunData, opt Options, qi uint64) QuestionComparison {
-	qc := QuestionComparison{ID: id, Type: qa.Type, McNemar: McNemar{P: 1, PHolm: 1}, BrierP: 1, BrierPHolm: 1}
-	remap, reason := alignQuestion(qa, qb, opt.Map[id])
-	if len(opt.Map[id]) > 0 {
-		qc.Mapped = opt.Map[id]
-	}
-	if reason != "" {
-		qc.Reason, qc.Verdict = reason, NotComparable
-		return qc
-	}
-	if remap != nil {
-		obsB = remapObs(obsB, remap)
-	}
-	fa, fb := firstRepeat(obsA), firstRepeat(obsB)
-	posB := make(map[string]int, len(fb))
-	for i := range fb {
-		posB[fb[i].ItemID] = i
-	}
-	ta, tb := a.threshold(id), b.threshold(id)
-	var la, lb []metrics.Obs
-	seen := 0
-	var sumTV, sumDP float64
-	for i := range fa {
-		oa := &fa[i]
-		j, ok := posB[oa.ItemID]
-		if !ok {
-			qc.OnlyA++
-			continue
-		}
-		seen++
-		ob := fb[j]
-		if oa.Answer == nil || ob.Answer == nil || !usableShape(qa, oa.Answer) || !usableShape(qa, ob.Answer) {
-			continue
-		}
-		qc.Paired++
-		da, db := metrics.Decide(qa, oa.Answer, ta), metrics.Decide(qa, ob.Answer, tb)
-		sumTV += metrics.TV(oa.Answer, ob.Answer)
-		sumDP += math.Abs(outcomeP(oa.Answer, da) - outcomeP(ob.Answer, da))
-		if da != db {
-			qc.Drift.ChangedDecisions++
-		}
-		if valuesDiffer(oa.Answer, ob.Answer) {
-			qc.Drift.ChangedValues++
-		}
-		if oa.HasLabel || ob.HasLabel {
-			if oa.HasLabel && ob.HasLabel && oa.Label != ob.Label {
-				qc.LabelMismatch++
-			}
-			lab := ob
-			if oa.HasLabel {
-				lab.Label, lab.HasLabel = oa.Label, true
-			}
-			x := *oa
-			x.Label, x.HasLabel = lab.Label, true
-			if metrics.Usable(qa, &x) && metrics.Usable(qa, &lab) {
-				la = append(la, x)
-				lb = append(lb, lab)
-			}
-		}
-	}
-	qc.OnlyB = len(fb) - seen
-	qc.Drift.N = qc.Paired
-	if qc.Paired > 0 {
-		qc.Drift.MeanTV = sumTV / float64(qc.Paired)
-		qc.Drift.MeanAbsDeltaP = sumDP / float64(qc.Paired)
-		qc.Drift.ChangedShare = float64(qc.Drift.ChangedDecisions) / float64(qc.Paired)
-	}
-
-	qc.Noise.A = metrics.RepeatNoise(qa, obsA, ta)
-	qc.Noise.B = metrics.RepeatNoise(qa, obsB, tb)
-	qc.Noise.Known = qc.Noise.A.Items > 0 || qc.Noise.B.Items > 0
-	qc.Noise.FlipRate = max(qc.Noise.A.FlipRate, qc.Noise.B.FlipRate)
-	qc.Noise.MeanTV = max(qc.Noise.A.MeanDelta, qc.Noise.B.MeanDelta)
-
-	qc.PairedLabelled = len(la)
-	if len(la) > 0 {
-		ma, mb := opt.Metrics, opt.Metrics
-		ma.Threshold, mb.Threshold = ta, tb
-		dA, dB := metrics.Prepare(qa, la, ma), metrics.Prepare(qa, lb, mb)
-		qc.Deltas, qc.BrierP, qc.BrierPBelow = pairedDeltas(dA, dB, opt.Bootstrap, opt.Seed+qi*0x9e3779b9)
-		qc.McNemar = mcnemarOf(dA, dB)
-		qc.Flips = flips(qa, dA, dB, opt.MaxFlips)
-	}
-	return qc
 }
 
 // usableShape reports whether an answer fits the question's shape.

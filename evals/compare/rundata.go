@@ -29,6 +29,13 @@ type RunData struct {
 	// stored run, LoadRun): Compare then holds one question of each run at
 	// a time. Obs, when it has the question, wins.
 	Load func(questionID string) ([]metrics.Obs, error)
+	// Stream, when set, streams the run's items in id order for a
+	// comparison (a stored run, LoadRun); otherwise the items are gathered
+	// from Obs and Load.
+	Stream Items
+	// ItemsHint is about how many items the run has (0: unknown), to size
+	// what a comparison keeps per item once.
+	ItemsHint int
 }
 
 // QuestionObs returns question id's observations: Obs[id], else read by

@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"slices"
+
 	"github.com/jevlab/jevlab/provider"
 )
 
@@ -332,4 +334,132 @@ func (n *noiseAcc) result() Noise {
 		nz.MeanDelta = n.sumDelta / float64(nz.Items)
 	}
 	return nz
+}
+
+// RepeatNoiser measures a question's repeat-to-repeat noise item by item
+// (RepeatNoise over a stream): feed each item's observations together,
+// with the item's place in its run; the mean is summed in that order, so
+// the figures are RepeatNoise's to the last bit whatever order the items
+// come in.
+type RepeatNoiser struct {
+	acc       noiseAcc
+	anyRepeat bool
+	n         int
+	buf       []*provider.Answer
+	deltas    []orderedDelta
+}
+
+type orderedDelta struct {
+	order int
+	delta float64
+}
+
+// NewRepeatNoiser starts the repeat noise of question q under threshold.
+func NewRepeatNoiser(q *provider.Question, threshold float64) *RepeatNoiser {
+	opt := Options{Threshold: threshold}.WithDefaults()
+	return &RepeatNoiser{acc: noiseAcc{q: q, threshold: opt.Threshold}}
+}
+
+// AddItem adds one item's observations (every repeat, in repeat order);
+// order is the item's place in its run.
+func (r *RepeatNoiser) AddItem(obs []Obs, order int) {
+	r.buf = r.buf[:0]
+	for i := range obs {
+		r.n++
+		if obs[i].Repeat != 0 {
+			r.anyRepeat = true
+		}
+		if usable(r.acc.q, obs[i].Answer) {
+			r.buf = append(r.buf, obs[i].Answer)
+		}
+	}
+	before := r.acc.sumDelta
+	r.acc.item(r.buf)
+	if len(r.buf) >= 2 {
+		r.deltas = append(r.deltas, orderedDelta{order, r.acc.sumDelta - before})
+		r.acc.sumDelta = before
+	}
+}
+
+// Result is the noise of the items added: RepeatNoise's figures.
+func (r *RepeatNoiser) Result() Noise {
+	if !r.anyRepeat {
+		nz := Noise{Repeats: 1}
+		if r.n == 0 {
+			nz.Repeats = 0
+		}
+		return nz
+	}
+	slices.SortStableFunc(r.deltas, func(x, y orderedDelta) int { return x.order - y.order })
+	for _, d := range r.deltas {
+		r.acc.sumDelta += d.delta
+	}
+	r.deltas = nil
+	return r.acc.result()
+}
+
+// RecColumns holds one question's Recs as columns of just the fields its
+// type reads (a noul's P; a choice's top, label and decision
+// probabilities and Brier; a score's also its level, confidence and RPS):
+// what a comparison keeps per paired item, 40–90 bytes instead of a Rec's
+// 96. Repeat is not kept (every Rec read back is a first repeat).
+type RecColumns struct {
+	typ   provider.QuestionType
+	ids   []string
+	ints  []int32 // label, decision
+	flags []uint8
+	vals  []float64
+}
+
+// NewRecColumns holds Recs of a question of type t, with room for n.
+func NewRecColumns(t provider.QuestionType, n int) *RecColumns {
+	c := &RecColumns{typ: t}
+	c.ids = make([]string, 0, n)
+	c.ints = make([]int32, 0, 2*n)
+	c.flags = make([]uint8, 0, n)
+	c.vals = make([]float64, 0, c.stride()*n)
+	return c
+}
+
+func (c *RecColumns) stride() int {
+	switch c.typ {
+	case provider.Noul:
+		return 1
+	case provider.Choice:
+		return 4
+	}
+	return 7
+}
+
+// Len is the number of Recs held.
+func (c *RecColumns) Len() int { return len(c.ids) }
+
+// Append adds r.
+func (c *RecColumns) Append(r Rec) {
+	c.ids = append(c.ids, r.ItemID)
+	c.ints = append(c.ints, r.Label, r.Dec)
+	c.flags = append(c.flags, r.flags)
+	switch c.typ {
+	case provider.Noul:
+		c.vals = append(c.vals, r.P)
+	case provider.Choice:
+		c.vals = append(c.vals, r.Top, r.PLabel, r.PDec, r.Brier)
+	default:
+		c.vals = append(c.vals, r.Top, r.PLabel, r.PDec, r.Brier, r.Score, r.Conf, r.RPS)
+	}
+}
+
+// Rec returns the i-th Rec as appended (Repeat 0).
+func (c *RecColumns) Rec(i int) Rec {
+	r := Rec{ItemID: c.ids[i], Label: c.ints[2*i], Dec: c.ints[2*i+1], flags: c.flags[i]}
+	v := c.vals[c.stride()*i:]
+	switch c.typ {
+	case provider.Noul:
+		r.P = v[0]
+	case provider.Choice:
+		r.Top, r.PLabel, r.PDec, r.Brier = v[0], v[1], v[2], v[3]
+	default:
+		r.Top, r.PLabel, r.PDec, r.Brier, r.Score, r.Conf, r.RPS = v[0], v[1], v[2], v[3], v[4], v[5], v[6]
+	}
+	return r
 }

@@ -156,3 +156,47 @@ func TestRecsKeepEveryFigure(t *testing.T) {
 		t.Fatalf("the reports changed (%d bytes, golden %d)", len(got), len(want))
 	}
 }
+
+// RecColumns gives back every Rec as appended (a first repeat), for each
+// question type, and Prepare over them is Prepare over the Recs.
+func TestRecColumnsRoundTrip(t *testing.T) {
+	for name, q := range recQuestions() {
+		obs := mixedObs(q, 200, 5)
+		cols := NewRecColumns(q.Type, 0)
+		var want []Rec
+		for i := range obs {
+			if obs[i].Repeat != 0 {
+				continue
+			}
+			r := RecOf(q, &obs[i])
+			r.Repeat = 0
+			want = append(want, r)
+			cols.Append(r)
+		}
+		for i := range want {
+			got := cols.Rec(i)
+			if q.Type != provider.Score {
+				// Only the fields the type reads are kept.
+				got.Score, got.Conf, got.RPS = want[i].Score, want[i].Conf, want[i].RPS
+			}
+			if q.Type == provider.Noul {
+				got.Top, got.PLabel, got.PDec, got.Brier = want[i].Top, want[i].PLabel, want[i].PDec, want[i].Brier
+			} else {
+				got.P = want[i].P
+			}
+			if got != want[i] {
+				t.Fatalf("%s rec %d: %+v, want %+v", name, i, got, want[i])
+			}
+		}
+		back := make([]Rec, cols.Len())
+		for i := range back {
+			back[i] = cols.Rec(i)
+		}
+		opt := Options{Seed: 2, Bootstrap: 50}
+		a, _ := json.Marshal(PrepareRecs(q, want, opt).Metrics())
+		b, _ := json.Marshal(PrepareRecs(q, back, opt).Metrics())
+		if string(a) != string(b) || PrepareRecs(q, back, opt).N != PrepareRecs(q, want, opt).N {
+			t.Fatalf("%s: Prepare differs over the columns", name)
+		}
+	}
+}
