@@ -100,7 +100,6 @@ func perQuestionReference(id string, qa, qb *provider.Question, obsA, obsB []met
 	return qc
 }
 
-
 // randomRun is a run of q over items (a random subset of n, in a shuffled
 // dataset order, with repeats, failures, unlabelled items and labels that
 // sometimes disagree with the other run's).

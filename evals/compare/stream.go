@@ -108,25 +108,25 @@ func pull(items Items) (next func() (*Item, error, bool), stop func()) {
 // runs' items are merged by id: drift, only-in-one counts and repeat noise
 // as they pass, and a pair of compact records per labelled item.
 type pairedQuestion struct {
-	id       string
-	qi       uint64
-	qa, qb   *provider.Question
-	remap    []int
-	ta, tb   float64
-	box      bool
-	skip     bool
-	qc       QuestionComparison
-	noiseA   *metrics.RepeatNoiser
-	noiseB   *metrics.RepeatNoiser
-	onlyB    int
-	seen     int
-	drift    []driftTerm
+	id     string
+	qi     uint64
+	qa, qb *provider.Question
+	remap  []int
+	ta, tb float64
+	box    bool
+	skip   bool
+	qc     QuestionComparison
+	noiseA *metrics.RepeatNoiser
+	noiseB *metrics.RepeatNoiser
+	onlyB  int
+	seen   int
+	drift  []driftTerm
 	// the labelled pairs: A's and B's records, and A's order of each
 	pairA, pairB *metrics.RecColumns
 	pairOrder    []int32
-	boxA     []orderedObs
-	boxB     []orderedObs
-	boxOrder int
+	boxA         []orderedObs
+	boxB         []orderedObs
+	boxOrder     int
 }
 
 // driftTerm is one paired item's drift terms, summed in A's order.
