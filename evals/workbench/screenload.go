@@ -104,7 +104,7 @@ func StoredHeadline(ctx context.Context, db *store.DB, run *Run, build string) (
 			opt.Model = strings.Join(run.Models, "+")
 		}
 		v := &RunView{Run: run, Set: set}
-		ok, err := v.fromSummary(ctx, db, summaryKey(run, opt, build), ViewConfig{})
+		ok, err := v.fromSummary(ctx, db, summaryKey(run, opt, build, costSplit(opt, ViewConfig{})), ViewConfig{})
 		if err != nil {
 			return nil, err
 		}

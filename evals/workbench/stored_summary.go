@@ -9,6 +9,7 @@ import (
 
 	"github.com/jevlab/jevlab/evals/compare"
 	"github.com/jevlab/jevlab/evals/metrics"
+	"github.com/jevlab/jevlab/evals/questionset"
 	"github.com/jevlab/jevlab/evals/report"
 	"github.com/jevlab/jevlab/evals/runner"
 	"github.com/jevlab/jevlab/store"
@@ -22,18 +23,22 @@ import (
 
 // summaryFormat numbers the layout of storedSummary and the inputs of
 // summaryKey; change it when either changes.
-const summaryFormat = 1
+const summaryFormat = 2
 
-// storedSummary is what is stored: exactly the report's computed parts.
+// storedSummary is what is stored: exactly the report's computed parts
+// (the split and hold-out notes read the store's ledger, which other runs
+// move, so they are read again at every load).
 type storedSummary struct {
-	Questions []*metrics.QuestionReport   `json:"questions"`
-	Variants  []compare.VariantComparison `json:"variants,omitempty"`
+	Questions   []*metrics.QuestionReport   `json:"questions"`
+	Variants    []compare.VariantComparison `json:"variants,omitempty"`
+	Costs       []report.CostFit            `json:"costs,omitempty"`
+	ChoiceCosts []report.ChoiceCostFit      `json:"choice_costs,omitempty"`
 }
 
 // summaryKey names everything a run's report is computed from: the run's
 // stored state (its counts and last update change with every item stored,
 // resumed or retried), its question set, the metric options and the build.
-func summaryKey(run *Run, opt metrics.Options, build string) string {
+func summaryKey(run *Run, opt metrics.Options, build string, split questionset.SplitSpec) string {
 	k := struct {
 		Format   int             `json:"format"`
 		Build    string          `json:"build"`
@@ -48,8 +53,9 @@ func summaryKey(run *Run, opt metrics.Options, build string) string {
 		Models   []string        `json:"models"`
 		Options  metrics.Options `json:"options"`
 		Settings json.RawMessage `json:"settings,omitempty"`
+		Split    string          `json:"split"` // the cost fits' dev/test split
 	}{summaryFormat, build, run.ID, run.Status, run.Done, run.Errors, run.Total, run.UpdatedAt.String(), run.FinishedAt.String(),
-		run.SetHash, run.Models, opt.WithDefaults(), run.Settings}
+		run.SetHash, run.Models, opt.WithDefaults(), run.Settings, split.String()}
 	b, err := json.Marshal(k)
 	if err != nil {
 		return "" // unreachable: every field marshals
@@ -77,16 +83,21 @@ func (v *RunView) fromSummary(ctx context.Context, db *store.DB, key string, cfg
 			return false, nil
 		}
 	}
-	v.Report = &report.RunReport{Run: v.Run, Set: v.Set, Questions: s.Questions, Variants: s.Variants}
+	v.Report = &report.RunReport{Run: v.Run, Set: v.Set, Questions: s.Questions, Variants: s.Variants,
+		Costs: s.Costs, ChoiceCosts: s.ChoiceCosts}
 	v.Variants = runner.RecordedVariants(v.Run)
 	v.evaluateGates(cfg)
+	if err := v.holdout(ctx, db); err != nil {
+		return false, err
+	}
 	v.summarized = true
 	return true, nil
 }
 
 // saveSummary stores v's computed report under key.
 func (v *RunView) saveSummary(ctx context.Context, db *store.DB, key string) error {
-	body, err := json.Marshal(storedSummary{Questions: v.Report.Questions, Variants: v.Report.Variants})
+	body, err := json.Marshal(storedSummary{Questions: v.Report.Questions, Variants: v.Report.Variants,
+		Costs: v.Report.Costs, ChoiceCosts: v.Report.ChoiceCosts})
 	if err != nil {
 		return fmt.Errorf("run %s: summary: %w", v.Run.ID, err)
 	}

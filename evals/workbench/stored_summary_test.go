@@ -3,6 +3,7 @@ package workbench
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -40,7 +41,7 @@ func TestStoredSummaryIsTheComputedReport(t *testing.T) {
 	}
 	kopt := DefaultMetricOptions()
 	kopt.Model = strings.Join(first.Run.Models, "+")
-	key := summaryKey(first.Run, kopt, cfg.Build)
+	key := summaryKey(first.Run, kopt, cfg.Build, costSplit(kopt, cfg))
 	if body, err := db.RunSummary(ctx, first.Run.ID, key); err != nil || body == nil {
 		t.Fatalf("no summary stored: %v", err)
 	}
@@ -86,5 +87,32 @@ func TestStoredSummaryIsTheComputedReport(t *testing.T) {
 	after, err := LoadRun(ctx, db, "latest", cfg)
 	if err != nil || after.summarized || after.Report.Questions[0].N != want.Report.Questions[0].N+1 {
 		t.Fatalf("after storing an item: %v, summarized %v", err, after != nil && after.summarized)
+	}
+}
+
+// The fitted costs come back from a stored summary as they were computed
+// (they used to be dropped, so show --json lost them on the second load).
+func TestStoredSummaryKeepsCosts(t *testing.T) {
+	v, dir := costRun(t)
+	db, err := store.Open(filepath.Join(dir, "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	cfg := ViewConfig{ReportOnly: true, Build: "test 1"}
+	first, err := LoadStoredRun(ctx, db, v.Run, cfg)
+	if err != nil || first.summarized {
+		t.Fatalf("first load: %v", err)
+	}
+	if len(first.Report.Costs) == 0 || len(first.Report.ChoiceCosts) == 0 {
+		t.Fatalf("no cost fits computed: %d noul, %d choice", len(first.Report.Costs), len(first.Report.ChoiceCosts))
+	}
+	again, err := LoadStoredRun(ctx, db, v.Run, cfg)
+	if err != nil || !again.summarized {
+		t.Fatalf("second load did not read the summary: %v", err)
+	}
+	if got, want := jsonOf(t, again.Report), jsonOf(t, first.Report); got != want {
+		t.Fatalf("report from the summary differs:\n%s\n---\n%s", got, want)
 	}
 }

@@ -187,7 +187,7 @@ func loadRun(ctx context.Context, db *store.DB, run *Run, cfg ViewConfig) (*RunV
 	}
 	var sumKey string
 	if cfg.ReportOnly && cfg.Build != "" && run.Status != store.StatusRunning {
-		sumKey = summaryKey(run, opt, cfg.Build)
+		sumKey = summaryKey(run, opt, cfg.Build, costSplit(opt, cfg))
 		ok, err := v.fromSummary(ctx, db, sumKey, cfg)
 		if err != nil {
 			return nil, err
@@ -295,10 +295,7 @@ func (v *RunView) measure(ctx context.Context, db *store.DB, opt MetricOptions, 
 	if st, err := runner.ParseSettings(run); err == nil {
 		runSplit = st.Split
 	}
-	sp := questionset.SplitSpec{Seed: opt.Seed, Test: 0.5}
-	if cfg.Gates != nil && cfg.Gates.Split != nil {
-		sp = *cfg.Gates.Split
-	}
+	sp := costSplit(opt, cfg)
 	qs := make([]*QuestionReport, 0, len(set.Questions))
 	var noulCosts []report.CostFit
 	var choiceCosts []report.ChoiceCostFit
@@ -340,21 +337,42 @@ func (v *RunView) measure(ctx context.Context, db *store.DB, opt MetricOptions, 
 	v.Report = report.Assemble(run, set, qs, questionset.Gate{})
 	v.evaluateGates(cfg)
 	v.Report.Costs, v.Report.ChoiceCosts = noulCosts, choiceCosts
-	if runSplit != "" {
-		v.Report.Split = runSplit
-		if runSplit == questionset.SplitTest {
-			for _, e := range set.Questions {
-				n, err := db.RevisionsOnSplitBy(ctx, set.Title(), e.ID, runSplit, run.ID)
-				if err != nil {
-					return err
-				}
-				rl, onTest, err := db.RelabelsBefore(ctx, set.Title(), e.ID, run.ID)
-				if err != nil {
-					return err
-				}
-				v.Report.Holdout = append(v.Report.Holdout, report.NewHoldoutNote(e.ID, n).WithRelabels(rl, onTest))
-			}
+	return v.holdout(ctx, db)
+}
+
+// costSplit is the dev/test split the cost fits use: the set file's
+// (cfg.Gates), else half of the items by the metric seed.
+func costSplit(opt MetricOptions, cfg ViewConfig) questionset.SplitSpec {
+	sp := questionset.SplitSpec{Seed: opt.Seed, Test: 0.5}
+	if cfg.Gates != nil && cfg.Gates.Split != nil {
+		sp = *cfg.Gates.Split
+	}
+	return sp
+}
+
+// holdout sets the report's split (the part of the items the run asked)
+// and, for a run on the test split, the hold-out notes from the store's
+// ledger of test evaluations and relabels.
+func (v *RunView) holdout(ctx context.Context, db *store.DB) error {
+	run, set := v.Run, v.Set
+	st, err := runner.ParseSettings(run)
+	if err != nil || st.Split == "" {
+		return nil
+	}
+	v.Report.Split = st.Split
+	if st.Split != questionset.SplitTest {
+		return nil
+	}
+	for _, e := range set.Questions {
+		n, err := db.RevisionsOnSplitBy(ctx, set.Title(), e.ID, st.Split, run.ID)
+		if err != nil {
+			return err
 		}
+		rl, onTest, err := db.RelabelsBefore(ctx, set.Title(), e.ID, run.ID)
+		if err != nil {
+			return err
+		}
+		v.Report.Holdout = append(v.Report.Holdout, report.NewHoldoutNote(e.ID, n).WithRelabels(rl, onTest))
 	}
 	return nil
 }
