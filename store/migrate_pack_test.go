@@ -137,8 +137,8 @@ func oldItems(n int) []ItemResult {
 		if i%2 == 0 {
 			it.Answers = append(it.Answers, ItemAnswer{QuestionID: "box", LatencyMS: it.LatencyMS, LabelText: `{"top":0.2}`,
 				Answer: &provider.Answer{ID: "box", Type: provider.Box, Confidence: 0.9, HasConfidence: true,
-					Box: &provider.Edges{Top: 0.25, Bottom: 0.82, Left: 0.44, Right: float64(i) / 100},
-					Raw: json.RawMessage(fmt.Sprintf(`{"type":"box","box":{"top":0.25,"bottom":0.82,"left":0.44,"right":%g},"confidence":0.9}`, float64(i)/100)),
+					Box:        &provider.Edges{Top: 0.25, Bottom: 0.82, Left: 0.44, Right: float64(i) / 100},
+					Raw:        json.RawMessage(fmt.Sprintf(`{"type":"box","box":{"top":0.25,"bottom":0.82,"left":0.44,"right":%g},"confidence":0.9}`, float64(i)/100)),
 					Provenance: it.Answers[1].Answer.Provenance}})
 		}
 		// Questions out of id order, as a caller may give them.
