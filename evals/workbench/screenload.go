@@ -61,16 +61,7 @@ func WithAnswers(ctx context.Context, db *store.DB, v *RunView, progress func(Lo
 				progress(LoadProgress{Read: read, Total: max(total, read)})
 			}
 		}
-		if a.Repeat != 0 {
-			return nil
-		}
-		m := out.Items[a.ItemID]
-		if m == nil {
-			m = map[string]*ItemResult{}
-			out.Items[a.ItemID] = m
-			out.ItemIDs = append(out.ItemIDs, a.ItemID)
-		}
-		m[a.QuestionID] = itemResultOf(a)
+		out.addItem(a)
 		return nil
 	})
 	if err := ctx.Err(); err != nil {

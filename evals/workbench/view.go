@@ -243,6 +243,20 @@ func loadRun(ctx context.Context, db *store.DB, run *Run, cfg ViewConfig) (*RunV
 	return v, nil
 }
 
+// addItem keeps a's result in the view's items when it is a first repeat.
+func (v *RunView) addItem(a *store.ItemAnswer) {
+	if a.Repeat != 0 {
+		return
+	}
+	m := v.Items[a.ItemID]
+	if m == nil {
+		m = map[string]*ItemResult{}
+		v.Items[a.ItemID] = m
+		v.ItemIDs = append(v.ItemIDs, a.ItemID)
+	}
+	m[a.QuestionID] = itemResultOf(a)
+}
+
 // readAll reads every answer of the run once, raw bytes included, into
 // the view's items and observations (the workbench's view of a run it
 // shows item by item).
@@ -261,16 +275,7 @@ func (v *RunView) readAll(ctx context.Context, db *store.DB, total int, progress
 			progress(LoadProgress{Read: read, Total: max(total, read)})
 		}
 		obs[a.QuestionID] = append(obs[a.QuestionID], report.ObsOf(a))
-		if a.Repeat != 0 {
-			return nil
-		}
-		m := v.Items[a.ItemID]
-		if m == nil {
-			m = map[string]*ItemResult{}
-			v.Items[a.ItemID] = m
-			v.ItemIDs = append(v.ItemIDs, a.ItemID)
-		}
-		m[a.QuestionID] = itemResultOf(a)
+		v.addItem(a)
 		return nil
 	})
 	if err != nil {
