@@ -323,6 +323,11 @@ func (m *evalModel) update(msg tea.Msg) tea.Cmd {
 		case errors.Is(msg.err, workbench.ErrInterrupted):
 			m.lastErr = "interrupted — R resumes run " + m.lastRun
 			m.e.say("run %s interrupted; R resumes it", m.lastRun)
+		case msg.runID == "" && errors.Is(msg.err, context.Canceled):
+			// Cancelled while the run was still being set up: nothing was
+			// asked and nothing is stored to resume.
+			m.lastErr = "cancelled before the first item was asked; r starts it again"
+			m.e.say("evaluation cancelled before it started")
 		case msg.err != nil:
 			m.lastErr = firstLine(msg.err.Error())
 			m.e.fail("evaluation failed: %s", m.lastErr)

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/golden"
@@ -135,6 +136,19 @@ func TestEvalStartCancel(t *testing.T) {
 			tm := startDataset(t, opt, sz.w, sz.h)
 			tm.Type("3r")
 			waitFor(t, tm, "running")
+			// Cancel once an item is being asked (on a loaded machine the
+			// run may still be storing its snapshots when "running" shows).
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				fp.mu.Lock()
+				n := fp.calls
+				fp.mu.Unlock()
+				if n > 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the provider was never asked")
+				}
+			}
 			tm.Type("x")
 			waitFor(t, tm, "interrupted")
 			close(fp.block)
