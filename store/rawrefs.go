@@ -16,9 +16,13 @@ import (
 // bytes of the exchanges it saved or looked up lately, by their exact
 // bytes, so a reference is only ever made to identical bytes.
 
-// maxRecentRaws bounds each generation of recentRaws (two are kept): the
-// answers of some thousands of exchanges, a few MB at most.
-const maxRecentRaws = 16384
+// maxRecentRaws and maxRecentBytes bound each generation of recentRaws
+// (two are kept): twice the runner's batch of 256 items × 8 answers, and
+// at most 2 MB of answer bytes, so an eval's memory barely grows.
+const (
+	maxRecentRaws  = 4096
+	maxRecentBytes = 2 << 20
+)
 
 // maxRecentRaw is the longest answer remembered; a longer one is stored
 // packed.
@@ -27,6 +31,7 @@ const maxRecentRaw = 4096
 type recentRaws struct {
 	mu       sync.Mutex
 	cur, old map[string]rawRef
+	curBytes int
 }
 
 func (r *recentRaws) add(raw []byte, ref rawRef) {
@@ -35,9 +40,10 @@ func (r *recentRaws) add(raw []byte, ref rawRef) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.cur) >= maxRecentRaws {
-		r.old, r.cur = r.cur, nil
+	if len(r.cur) >= maxRecentRaws || r.curBytes+len(raw) > maxRecentBytes {
+		r.old, r.cur, r.curBytes = r.cur, nil, 0
 	}
+	r.curBytes += len(raw)
 	if r.cur == nil {
 		r.cur = make(map[string]rawRef)
 	}
