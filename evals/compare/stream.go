@@ -2,7 +2,6 @@ package compare
 
 import (
 	"errors"
-	"iter"
 	"math"
 	"slices"
 	"strings"
@@ -88,20 +87,76 @@ func heldItems(r *RunData) Items {
 
 var errStopped = errors.New("stopped")
 
-// pull turns an item stream into a pull iterator.
+// pull turns an item stream into a pull iterator. The stream is read on
+// its own goroutine, a batch of items ahead, so the two runs of a
+// comparison are decoded on two cores while the merge consumes them; stop
+// ends the stream and waits until it has returned.
 func pull(items Items) (next func() (*Item, error, bool), stop func()) {
-	seq := func(yield func(*Item, error) bool) {
+	type batch struct {
+		items []*Item
+		err   error
+	}
+	const batchSize = 64
+	out := make(chan batch, 4)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		defer close(out)
+		send := func(b batch) bool {
+			select {
+			case out <- b:
+				return true
+			case <-done:
+				return false
+			}
+		}
+		cur := make([]*Item, 0, batchSize)
 		err := items(func(it *Item) error {
-			if !yield(it, nil) {
-				return errStopped
+			cur = append(cur, it)
+			if len(cur) == batchSize {
+				if !send(batch{items: cur}) {
+					return errStopped
+				}
+				cur = make([]*Item, 0, batchSize)
 			}
 			return nil
 		})
-		if err != nil && !errors.Is(err, errStopped) {
-			yield(nil, err)
+		if errors.Is(err, errStopped) {
+			return
 		}
+		if len(cur) > 0 && !send(batch{items: cur}) {
+			return
+		}
+		if err != nil {
+			send(batch{err: err})
+		}
+	}()
+	var pending []*Item
+	next = func() (*Item, error, bool) {
+		for len(pending) == 0 {
+			b, ok := <-out
+			if !ok {
+				return nil, nil, false
+			}
+			if b.err != nil {
+				return nil, b.err, true
+			}
+			pending = b.items
+		}
+		it := pending[0]
+		pending = pending[1:]
+		return it, nil, true
 	}
-	return iter.Pull2(seq)
+	var once bool
+	stop = func() {
+		if !once {
+			once = true
+			close(done)
+		}
+		<-finished
+	}
+	return next, stop
 }
 
 // pairedQuestion accumulates one question's comparison while the two
