@@ -64,7 +64,10 @@ type Data struct {
 	// gcell[i] = 4·cg[i] + 2·Obs[i] + Correct[i]; ydcell[i] = Label·K + Dec
 	// (choice with K² <= maxYD only).
 	gcell, ydcell []int32
-	harm          []float64 // harm[k] = 1 + 1/2 + … + 1/k
+	// ydncell[i] = (Label·K + Dec)·K + Nearest (score with K³ <= maxYDN
+	// only).
+	ydncell []int32
+	harm    []float64 // harm[k] = 1 + 1/2 + … + 1/k
 
 	ones []float64
 	// scratch reused across evaluations
@@ -79,10 +82,12 @@ type scratch struct {
 	tp, pred   []float64
 	sup        []float64
 	mat        []float64
+	ydn        []float64 // score: label × decision × nearest cells
 	// per tie group: weight and Σ obs (conf groups), weight and Σ errors
 	// (sel groups), weight (score groups)
 	cgW, cgO, cgC, sgW, sgE, scgW []float64
 	cell                          []float64 // 4 per conf group
+	cellX                         []float64 // three more copies of cell when groups are few (addCells4)
 	mbs, mbc, mbo                 []float64 // equal-mass bins
 	sum                           sums
 }
@@ -99,11 +104,17 @@ func (d *Data) Fork() *Data {
 	f := *d
 	sc := &d.sc
 	cp := func(s []float64) []float64 { return make([]float64, len(s)) }
+	cpNil := func(s []float64) []float64 {
+		if s == nil {
+			return nil
+		}
+		return cp(s)
+	}
 	f.sc = scratch{
 		bs: cp(sc.bs), bc: cp(sc.bc), bo: cp(sc.bo), edges: cp(sc.edges),
-		rankA: cp(sc.rankA), rankB: cp(sc.rankB), tp: cp(sc.tp), pred: cp(sc.pred), sup: cp(sc.sup), mat: cp(sc.mat),
+		rankA: cp(sc.rankA), rankB: cp(sc.rankB), tp: cp(sc.tp), pred: cp(sc.pred), sup: cp(sc.sup), mat: cp(sc.mat), ydn: cp(sc.ydn),
 		cgW: cp(sc.cgW), cgO: cp(sc.cgO), cgC: cp(sc.cgC), sgW: cp(sc.sgW), sgE: cp(sc.sgE), scgW: cp(sc.scgW),
-		mbs: cp(sc.mbs), mbc: cp(sc.mbc), mbo: cp(sc.mbo), cell: cp(sc.cell),
+		mbs: cp(sc.mbs), mbc: cp(sc.mbc), mbo: cp(sc.mbo), cell: cp(sc.cell), cellX: cpNil(sc.cellX),
 	}
 	return &f
 }
@@ -338,6 +349,12 @@ func PrepareRecs(q *provider.Question, recs []Rec, opt Options) *Data {
 			d.ydcell[i] = y*int32(k) + d.Dec[i]
 		}
 	}
+	if q.Type == provider.Score && k*k*k <= maxYDN {
+		d.ydncell = make([]int32, n)
+		for i, y := range d.Label {
+			d.ydncell[i] = (y*int32(k)+d.Dec[i])*int32(k) + d.Nearest[i]
+		}
+	}
 	d.harm = make([]float64, n+1)
 	for k := 1; k <= n; k++ {
 		d.harm[k] = d.harm[k-1] + 1/float64(k)
@@ -360,11 +377,24 @@ func PrepareRecs(q *provider.Question, recs []Rec, opt Options) *Data {
 	if q.Type == provider.Score || d.ydcell != nil {
 		d.sc.mat = make([]float64, k*k)
 	}
+	if d.ydncell != nil {
+		d.sc.ydn = make([]float64, k*k*k)
+	}
+	if len(d.sc.cell)*fewCells <= n {
+		d.sc.cellX = make([]float64, 3*len(d.sc.cell))
+	}
 	return d
 }
 
 // maxYD bounds the label × decision cells counted per item (K ≤ 32).
 const maxYD = 1024
+
+// fewCells: conf-group cells are few when there are at most n/fewCells
+// of them (addCells4 then pays for its merge many times over).
+const fewCells = 16
+
+// maxYDN bounds the label × decision × nearest cells of a score (K ≤ 16).
+const maxYDN = 4096
 
 // edgeTol treats a value within this distance of a bin edge as on it, so
 // two-decimal outputs such as 0.3 land where their decimal value says.

@@ -204,12 +204,22 @@ func (d *Data) accumulate(w []float64) {
 		yd := sc.mat
 		clear(yd)
 		ydc := d.ydcell[:len(w)]
-		for i, wi := range w {
-			brier += wi * brs[i]
-			nll += wi * nls[i]
-			dc += wi * dcs[i]
-			cell[gcell[i]] += wi
-			yd[ydc[i]] += wi
+		if sc.cellX != nil {
+			for i, wi := range w {
+				brier += wi * brs[i]
+				nll += wi * nls[i]
+				dc += wi * dcs[i]
+				yd[ydc[i]] += wi
+			}
+			addCells4(cell, sc.cellX, gcell, w)
+		} else {
+			for i, wi := range w {
+				brier += wi * brs[i]
+				nll += wi * nls[i]
+				dc += wi * dcs[i]
+				cell[gcell[i]] += wi
+				yd[ydc[i]] += wi
+			}
 		}
 		k := d.K
 		for y := 0; y < k; y++ {
@@ -221,11 +231,23 @@ func (d *Data) accumulate(w []float64) {
 			sc.tp[y] = yd[y*k+y]
 		}
 	} else {
-		for i, wi := range w {
-			brier += wi * brs[i]
-			nll += wi * nls[i]
-			dc += wi * dcs[i]
-			cell[gcell[i]] += wi
+		if sc.cellX != nil {
+			// Few conf groups: many items in a row land in one cell, and
+			// each add waits for the one before; four interleaved copies
+			// break that chain (sums of counts: exact in any order).
+			for i, wi := range w {
+				brier += wi * brs[i]
+				nll += wi * nls[i]
+				dc += wi * dcs[i]
+			}
+			addCells4(cell, sc.cellX, gcell, w)
+		} else {
+			for i, wi := range w {
+				brier += wi * brs[i]
+				nll += wi * nls[i]
+				dc += wi * dcs[i]
+				cell[gcell[i]] += wi
+			}
 		}
 		if d.Type == provider.Choice {
 			tp, pred, sup := sc.tp, sc.pred, sc.sup
@@ -250,34 +272,7 @@ func (d *Data) accumulate(w []float64) {
 	s.t, s.brier, s.nll, s.dconf = t, brier, nll, dc
 	switch d.Type {
 	case provider.Score:
-		clear(sc.mat)
-		clear(sc.scgW)
-		k := d.K
-		for i, wi := range w {
-			if wi == 0 {
-				continue
-			}
-			y, dec, nr := d.Label[i], d.Dec[i], d.Nearest[i]
-			sc.sup[y] += wi
-			sc.pred[dec] += wi
-			sc.mat[int(y)*k+int(dec)] += wi
-			sc.scgW[d.scg[i]] += wi
-			e := d.Score[i] - float64(y)
-			s.abs += wi * math.Abs(e)
-			s.sq += wi * e * e
-			s.rps += wi * d.RPS[i]
-			if dec-y >= -1 && dec-y <= 1 {
-				s.within += wi
-			}
-			if nr == y {
-				s.exN += wi
-			}
-			if nr-y >= -1 && nr-y <= 1 {
-				s.withinN += wi
-			}
-			sc.sgW[d.sg[i]] += wi
-			sc.sgE[d.sg[i]] += wi * (1 - d.Correct[i])
-		}
+		d.accumulateScore(w)
 	}
 	clear(sc.bs)
 	clear(sc.bc)
@@ -300,6 +295,117 @@ func (d *Data) accumulate(w []float64) {
 			sc.sgE[h] += gw - cgC[g]
 		}
 	}
+}
+
+// addCells4 adds w[i] to cell[idx[i]] for every i through four
+// interleaved copies (cell and the three in x, 3·len(cell) long), summed
+// into cell at the end. The weights are counts, so the result is exactly
+// the plain loop's.
+func addCells4(cell, x []float64, idx []int32, w []float64) {
+	m := len(cell)
+	c1, c2, c3 := x[:m:m], x[m:2*m:2*m], x[2*m:3*m:3*m]
+	clear(x)
+	n := len(w)
+	idx = idx[:n]
+	i := 0
+	for ; i+3 < n; i += 4 {
+		cell[idx[i]] += w[i]
+		c1[idx[i+1]] += w[i+1]
+		c2[idx[i+2]] += w[i+2]
+		c3[idx[i+3]] += w[i+3]
+	}
+	for ; i < n; i++ {
+		cell[idx[i]] += w[i]
+	}
+	for j := range cell {
+		cell[j] += c1[j] + c2[j] + c3[j]
+	}
+}
+
+// accumulateScore adds a score question's sums under w: the label ×
+// decision × nearest-level cells (from which the support, predictions,
+// confusion matrix and within-one counts follow), the score-group and
+// selective-group weights, and the error sums. The weights are counts, so
+// every sum of weights alone is exact in any order; a zero weight adds
+// +0 to sums of non-negative terms, so no item is skipped (the branch
+// cost more than the adds).
+func (d *Data) accumulateScore(w []float64) {
+	sc := &d.sc
+	s := &sc.sum
+	clear(sc.mat)
+	clear(sc.scgW)
+	k := d.K
+	n := len(w)
+	lab, scg, sg := d.Label[:n], d.scg[:n], d.sg[:n]
+	score, rps, cor := d.Score[:n], d.RPS[:n], d.Correct[:n]
+	scgW, sgW, sgE := sc.scgW, sc.sgW, sc.sgE
+	var abs, sq, rp float64
+	if d.ydncell != nil {
+		cells := sc.ydn
+		clear(cells)
+		ydn := d.ydncell[:n]
+		for i, wi := range w {
+			cells[ydn[i]] += wi
+			scgW[scg[i]] += wi
+			e := score[i] - float64(lab[i])
+			abs += wi * math.Abs(e)
+			sq += wi * e * e
+			rp += wi * rps[i]
+			g := sg[i]
+			sgW[g] += wi
+			sgE[g] += wi * (1 - cor[i])
+		}
+		for y := 0; y < k; y++ {
+			for dec := 0; dec < k; dec++ {
+				row := cells[(y*k+dec)*k : (y*k+dec+1)*k]
+				var v float64
+				for nr, c := range row {
+					if c == 0 {
+						continue
+					}
+					v += c
+					if nr == y {
+						s.exN += c
+					}
+					if nr-y >= -1 && nr-y <= 1 {
+						s.withinN += c
+					}
+				}
+				sc.sup[y] += v
+				sc.pred[dec] += v
+				sc.mat[y*k+dec] = v
+				if dec-y >= -1 && dec-y <= 1 {
+					s.within += v
+				}
+			}
+		}
+	} else {
+		dc, nrs := d.Dec[:n], d.Nearest[:n]
+		for i, wi := range w {
+			y, dec, nr := lab[i], dc[i], nrs[i]
+			sc.sup[y] += wi
+			sc.pred[dec] += wi
+			sc.mat[int(y)*k+int(dec)] += wi
+			scgW[scg[i]] += wi
+			e := score[i] - float64(y)
+			abs += wi * math.Abs(e)
+			sq += wi * e * e
+			rp += wi * rps[i]
+			if dec-y >= -1 && dec-y <= 1 {
+				s.within += wi
+			}
+			if nr == y {
+				s.exN += wi
+			}
+			if nr-y >= -1 && nr-y <= 1 {
+				s.withinN += wi
+			}
+			g := sg[i]
+			sgW[g] += wi
+			sgE[g] += wi * (1 - cor[i])
+		}
+	}
+	s.abs, s.sq, s.rps = abs, sq, rp
 }
 
 // Accuracy is the weighted share of correct decisions.
@@ -547,11 +653,10 @@ func (d *Data) spearman(w []float64) float64 {
 		cum += gw
 	}
 	var t, sx, sy, sxx, syy, sxy float64
+	// A zero weight adds +0 to every sum (ranks are positive): no branch.
+	scg, lab := d.scg[:len(w)], d.Label[:len(w)]
 	for i, wi := range w {
-		if wi == 0 {
-			continue
-		}
-		x, y := rs[d.scg[i]], rl[d.Label[i]]
+		x, y := rs[scg[i]], rl[lab[i]]
 		t += wi
 		sx += wi * x
 		sy += wi * y
