@@ -200,27 +200,45 @@ func (d *Data) accumulate(w []float64) {
 	gcell := d.gcell[:len(w)]
 	brs, nls, dcs := d.Brier[:len(w)], d.NLL[:len(w)], d.DecConf[:len(w)]
 	useYD := d.Type == provider.Choice && d.ydcell != nil
+	var yd []float64
+	var ydc []int32
 	if useYD {
-		yd := sc.mat
+		yd, ydc = sc.mat, d.ydcell[:len(w)]
 		clear(yd)
-		ydc := d.ydcell[:len(w)]
-		if sc.cellX != nil {
+	}
+	switch {
+	case sc.cellX != nil:
+		// Few conf groups: many items in a row land in one cell, and each
+		// add waits for the one before; four interleaved copies break
+		// that chain (sums of counts: exact in any order).
+		for i, wi := range w {
+			brier += wi * brs[i]
+			nll += wi * nls[i]
+			dc += wi * dcs[i]
+		}
+		addCells4(cell, sc.cellX, gcell, w)
+		if useYD {
 			for i, wi := range w {
-				brier += wi * brs[i]
-				nll += wi * nls[i]
-				dc += wi * dcs[i]
-				yd[ydc[i]] += wi
-			}
-			addCells4(cell, sc.cellX, gcell, w)
-		} else {
-			for i, wi := range w {
-				brier += wi * brs[i]
-				nll += wi * nls[i]
-				dc += wi * dcs[i]
-				cell[gcell[i]] += wi
 				yd[ydc[i]] += wi
 			}
 		}
+	case useYD:
+		for i, wi := range w {
+			brier += wi * brs[i]
+			nll += wi * nls[i]
+			dc += wi * dcs[i]
+			cell[gcell[i]] += wi
+			yd[ydc[i]] += wi
+		}
+	default:
+		for i, wi := range w {
+			brier += wi * brs[i]
+			nll += wi * nls[i]
+			dc += wi * dcs[i]
+			cell[gcell[i]] += wi
+		}
+	}
+	if useYD {
 		k := d.K
 		for y := 0; y < k; y++ {
 			for x := 0; x < k; x++ {
@@ -230,34 +248,14 @@ func (d *Data) accumulate(w []float64) {
 			}
 			sc.tp[y] = yd[y*k+y]
 		}
-	} else {
-		if sc.cellX != nil {
-			// Few conf groups: many items in a row land in one cell, and
-			// each add waits for the one before; four interleaved copies
-			// break that chain (sums of counts: exact in any order).
-			for i, wi := range w {
-				brier += wi * brs[i]
-				nll += wi * nls[i]
-				dc += wi * dcs[i]
-			}
-			addCells4(cell, sc.cellX, gcell, w)
-		} else {
-			for i, wi := range w {
-				brier += wi * brs[i]
-				nll += wi * nls[i]
-				dc += wi * dcs[i]
-				cell[gcell[i]] += wi
-			}
-		}
-		if d.Type == provider.Choice {
-			tp, pred, sup := sc.tp, sc.pred, sc.sup
-			lab, dec, cor := d.Label[:len(w)], d.Dec[:len(w)], d.Correct[:len(w)]
-			for i, wi := range w {
-				y := lab[i]
-				sup[y] += wi
-				pred[dec[i]] += wi
-				tp[y] += wi * cor[i]
-			}
+	} else if d.Type == provider.Choice {
+		tp, pred, sup := sc.tp, sc.pred, sc.sup
+		lab, dec, cor := d.Label[:len(w)], d.Dec[:len(w)], d.Correct[:len(w)]
+		for i, wi := range w {
+			y := lab[i]
+			sup[y] += wi
+			pred[dec[i]] += wi
+			tp[y] += wi * cor[i]
 		}
 	}
 	var t float64
