@@ -290,12 +290,21 @@ func PrepareRecs(q *provider.Question, recs []Rec, opt Options) *Data {
 		d.PTrue = append(d.PTrue, pt)
 		d.binW = append(d.binW, int32(widthBin(conf, opt.Bins)))
 	}
+	d.index()
+	return d
+}
+
+// index builds what the metrics read besides the per-item columns (which
+// must be filled): the sort orders, tie groups, cells and scratch space.
+func (d *Data) index() {
+	n, k := d.N, d.K
+	t := d.Type
 	d.ones = make([]float64, n)
 	for i := range d.ones {
 		d.ones[i] = 1
 	}
 	d.confAsc = orderBy(d.Conf, false)
-	if q.Type == provider.Choice {
+	if t == provider.Choice {
 		// Sel is Conf: the reverse order is a descending order.
 		d.selDesc = make([]int32, n)
 		for i, j := range d.confAsc {
@@ -305,11 +314,11 @@ func PrepareRecs(q *provider.Question, recs []Rec, opt Options) *Data {
 		d.selDesc = orderBy(d.Sel, true)
 	}
 	d.labelAsc = orderByInt(d.Label, k)
-	if q.Type == provider.Score {
+	if t == provider.Score {
 		d.scoreAsc = orderBy(d.Score, false)
 	}
 	d.cg, d.cgVal = tieGroups(d.confAsc, d.Conf)
-	if q.Type == provider.Choice {
+	if t == provider.Choice {
 		g := len(d.cgVal)
 		d.sgVal = make([]float64, g)
 		for i, v := range d.cgVal {
@@ -334,7 +343,7 @@ func PrepareRecs(q *provider.Question, recs []Rec, opt Options) *Data {
 			break
 		}
 	}
-	if q.Type == provider.Score {
+	if t == provider.Score {
 		var sv []float64
 		d.scg, sv = tieGroups(d.scoreAsc, d.Score)
 		d.scgN = len(sv)
@@ -343,13 +352,13 @@ func PrepareRecs(q *provider.Question, recs []Rec, opt Options) *Data {
 	for i, g := range d.cg {
 		d.gcell[i] = 4*g + 2*int32(d.Obs[i]) + int32(d.Correct[i])
 	}
-	if q.Type == provider.Choice && k*k <= maxYD {
+	if t == provider.Choice && k*k <= maxYD {
 		d.ydcell = make([]int32, n)
 		for i, y := range d.Label {
 			d.ydcell[i] = y*int32(k) + d.Dec[i]
 		}
 	}
-	if q.Type == provider.Score && k*k*k <= maxYDN {
+	if t == provider.Score && k*k*k <= maxYDN {
 		d.ydncell = make([]int32, n)
 		for i, y := range d.Label {
 			d.ydncell[i] = (y*int32(k)+d.Dec[i])*int32(k) + d.Nearest[i]
@@ -359,7 +368,7 @@ func PrepareRecs(q *provider.Question, recs []Rec, opt Options) *Data {
 	for k := 1; k <= n; k++ {
 		d.harm[k] = d.harm[k-1] + 1/float64(k)
 	}
-	b := opt.Bins
+	b := d.bins
 	d.sc = scratch{
 		cgW: make([]float64, len(d.cgVal)), cgO: make([]float64, len(d.cgVal)), cgC: make([]float64, len(d.cgVal)),
 		sgW: make([]float64, len(d.sgVal)), sgE: make([]float64, len(d.sgVal)),
@@ -370,11 +379,11 @@ func PrepareRecs(q *provider.Question, recs []Rec, opt Options) *Data {
 		edges: make([]float64, b+1),
 		tp:    make([]float64, k), pred: make([]float64, k), sup: make([]float64, k),
 	}
-	if q.Type == provider.Score {
+	if t == provider.Score {
 		d.sc.rankA = make([]float64, d.scgN)
 		d.sc.rankB = make([]float64, k)
 	}
-	if q.Type == provider.Score || d.ydcell != nil {
+	if t == provider.Score || d.ydcell != nil {
 		d.sc.mat = make([]float64, k*k)
 	}
 	if d.ydncell != nil {
@@ -383,7 +392,6 @@ func PrepareRecs(q *provider.Question, recs []Rec, opt Options) *Data {
 	if len(d.sc.cell)*fewCells <= n {
 		d.sc.cellX = make([]float64, 3*len(d.sc.cell))
 	}
-	return d
 }
 
 // maxYD bounds the label × decision cells counted per item (K ≤ 32).
