@@ -19,6 +19,7 @@ type compareOptions struct {
 	html                               string
 	seed                               uint64
 	bootstrap                          int
+	exact                              bool
 	alpha                              float64
 	allowChanged                       []string
 	maps                               []string
@@ -81,6 +82,7 @@ compares against the main branch's baseline bundle without its database.`,
 	f.BoolVar(&o.failOnRegression, "fail-on-regression", false, "exit 1 when any question regressed significantly")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the paired bootstrap (printed in the report)")
 	f.IntVar(&o.bootstrap, "bootstrap", 1000, "paired bootstrap resamples B (0 or less: no intervals)")
+	f.BoolVar(&o.exact, "exact-bootstrap", false, exactBootstrapUsage)
 	f.Float64Var(&o.alpha, "alpha", compare.DefaultAlpha, "family-wise error rate across questions (Holm)")
 	f.StringSliceVar(&o.allowChanged, "allow-changed", nil, "accept QUESTION as changed on purpose: when it cannot be compared it does not fail --fail-on-regression (repeatable, or a comma list)")
 	f.StringArrayVar(&o.maps, "map", nil, "map an option (or score level) renamed between the runs: QUESTION:A_NAME=B_NAME (repeatable)")
@@ -131,6 +133,7 @@ func (a *app) compare(ctx context.Context, refA, refB string, o compareOptions) 
 		}
 	}
 	copt := workbench.CompareOptions{Seed: o.seed, Bootstrap: boot, Alpha: o.alpha, AllowChanged: allow, Map: maps}
+	copt.Metrics.ExactBootstrapMax = exactMax(o.exact)
 	// A RUN that is a run bundle (.jevrun) is read from the file (bundle.go).
 	var src [2]workbench.Source
 	for i, ref := range []string{refA, refB} {

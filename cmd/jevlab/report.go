@@ -26,17 +26,31 @@ type reportFlags struct {
 	fs                             *pflag.FlagSet
 }
 
-// statFlags are --seed and --bootstrap, as eval, show and compare take them.
+// statFlags are --seed, --bootstrap and --exact-bootstrap, as eval, show,
+// log and compare take them.
 type statFlags struct {
 	seed      uint64
 	bootstrap int
+	exact     bool
 }
 
-// bindStatFlags declares --seed (default 1, the canonical seed) and
-// --bootstrap on f.
+// bindStatFlags declares --seed (default 1, the canonical seed),
+// --bootstrap and --exact-bootstrap on f.
 func bindStatFlags(f *pflag.FlagSet, o *statFlags) {
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the bootstrap, the cut-point split and the ECE noise floor (printed in the report)")
 	f.IntVar(&o.bootstrap, "bootstrap", metrics.DefaultBootstrap, "bootstrap resamples B (0 or less: no intervals)")
+	f.BoolVar(&o.exact, "exact-bootstrap", false, exactBootstrapUsage)
+}
+
+// exactBootstrapUsage is the help of --exact-bootstrap.
+const exactBootstrapUsage = "resample every item B times even above 20,000 labelled items (default there: the bag of little bootstraps, about 30x faster at 100k)"
+
+// exactMax is the metric option of --exact-bootstrap.
+func exactMax(exact bool) int {
+	if exact {
+		return -1
+	}
+	return 0
 }
 
 // options returns the metric options of the flags.
@@ -44,6 +58,7 @@ func (o statFlags) options() metrics.Options {
 	opt := defaultMetricOptions()
 	opt.Seed = o.seed
 	opt.Bootstrap = o.bootstrap
+	opt.ExactBootstrapMax = exactMax(o.exact)
 	if o.bootstrap <= 0 {
 		opt.Bootstrap = -1
 	}

@@ -27,6 +27,7 @@ type reportCmdOptions struct {
 	html         string
 	seed         uint64
 	bootstrap    int
+	exact        bool
 	alpha        float64
 	allowChanged []string
 	maps         []string
@@ -69,6 +70,7 @@ and resamples. RUN is a run id, a unique prefix, latest or latest~N.`,
 	f.StringVar(&o.html, "html", "", "write the report as one self-contained HTML file to PATH")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of every bootstrap (printed in the report)")
 	f.IntVar(&o.bootstrap, "bootstrap", 1000, "bootstrap resamples B (0 or less: no intervals)")
+	f.BoolVar(&o.exact, "exact-bootstrap", false, exactBootstrapUsage)
 	f.Float64Var(&o.alpha, "alpha", compare.DefaultAlpha, "family-wise error rate across questions (Holm), with two runs")
 	f.StringSliceVar(&o.allowChanged, "allow-changed", nil, "with two runs: accept QUESTION as changed on purpose (as compare does)")
 	f.StringArrayVar(&o.maps, "map", nil, "with two runs: map a renamed option or level, QUESTION:A_NAME=B_NAME (as compare does)")
@@ -100,7 +102,7 @@ func (a *app) reportHTML(ctx context.Context, refs []string, o reportCmdOptions)
 	if boot <= 0 {
 		boot = -1
 	}
-	mopt := metrics.Options{Seed: o.seed, Bootstrap: boot}
+	mopt := metrics.Options{Seed: o.seed, Bootstrap: boot, ExactBootstrapMax: exactMax(o.exact)}
 	views := make([]*workbench.RunView, len(runs))
 	in := &htmlreport.Input{Generated: time.Now()}
 	for i, r := range runs {
@@ -213,7 +215,7 @@ func (a *app) compareHTML(ctx context.Context, dbs [2]*store.DB, runs [2]*workbe
 	if boot <= 0 {
 		boot = -1
 	}
-	mopt := metrics.Options{Seed: o.seed, Bootstrap: boot}
+	mopt := metrics.Options{Seed: o.seed, Bootstrap: boot, ExactBootstrapMax: exactMax(o.exact)}
 	in := &htmlreport.Input{Comparison: c, Generated: time.Now()}
 	views := make([]*workbench.RunView, 2)
 	for i, r := range runs {

@@ -150,8 +150,12 @@ type QuestionComparison struct {
 	OnlyB          int `json:"only_b"`
 	LabelMismatch  int `json:"label_mismatch,omitempty"` // items labelled differently in the two runs (A's label used)
 
-	Deltas  []Delta `json:"deltas"`
-	McNemar McNemar `json:"mcnemar"`
+	Deltas []Delta `json:"deltas"`
+	// Resampling describes the bag of little bootstraps behind the deltas'
+	// intervals and p-values when the paired items were too many for the
+	// ordinary paired bootstrap (absent otherwise).
+	Resampling *metrics.Resampling `json:"resampling,omitempty"`
+	McNemar    McNemar             `json:"mcnemar"`
 	// BrierP is the paired-bootstrap two-sided p-value of ΔBrier, and
 	// BrierPHolm it after Holm's correction across questions. With
 	// BrierPBelow the bootstrap put no resample on one side of 0: the
@@ -294,6 +298,10 @@ func CompareLoaded(a, b RunData, opt Options) (*Comparison, error) {
 		}
 		c.Questions = append(c.Questions, merged[i].result(opt))
 		merged[i] = nil // its records are no longer needed
+		if r := c.Questions[len(c.Questions)-1].Resampling; r != nil && !strings.Contains(c.Conventions, "little") {
+			c.Conventions += fmt.Sprintf("; above %d paired labelled items the intervals and p-values are estimated by the bag of little bootstraps (%s; each question's resampling says its subsets)",
+				metrics.DefaultExactBootstrapMax, metrics.BLBRule)
+		}
 	}
 	for _, e := range b.Questions {
 		if _, ok := a.Questions.Get(e.ID); !ok {
@@ -559,50 +567,37 @@ func firstRepeat(obs []metrics.Obs) []metrics.Obs {
 }
 
 // pairedDeltas evaluates every headline metric of both sides on the same
-// resampled items and returns the deltas and the Brier p-value (and
-// whether it is only an upper bound).
-func pairedDeltas(dA, dB *metrics.Data, b int, seed uint64) ([]Delta, float64, bool) {
+// resampled items (plan p) and returns the deltas and the Brier p-value
+// (and whether it is only an upper bound).
+func pairedDeltas(dA, dB *metrics.Data, p metrics.Plan) ([]Delta, float64, bool) {
 	ms := dA.Metrics()
 	pa, pb := make([]float64, len(ms)), make([]float64, len(ms))
 	dA.EvalAll(ms, nil, pa)
 	dB.EvalAll(ms, nil, pb)
 	union(ms, dA, dB, pa, pb)
 	out := make([]Delta, len(ms))
+	point := make([]float64, len(ms))
 	for j, m := range ms {
 		out[j] = Delta{Metric: m.String(), A: metrics.Point(pa[j]), B: metrics.Point(pb[j]), Delta: metrics.Point(pb[j] - pa[j]), P: 1, LowerIsBetter: m.LowerIsBetter()}
+		point[j] = pb[j] - pa[j]
 	}
 	brierP, brierBelow := 1.0, false
-	if b <= 0 {
+	if p.B <= 0 {
 		return out, brierP, false
 	}
-	draws := make([][]float64, len(ms))
-	for j := range draws {
-		draws[j] = make([]float64, b)
-	}
-	workers := metrics.Workers(b)
-	type fork struct {
-		a, b   *metrics.Data
-		va, vb []float64
-	}
-	forks := make([]fork, workers)
-	for i := range forks {
-		forks[i] = fork{dA, dB, make([]float64, len(ms)), make([]float64, len(ms))}
-		if i > 0 {
-			forks[i].a, forks[i].b = dA.Fork(), dB.Fork()
-		}
-	}
-	metrics.Resamples(dA.N, b, seed, workers, func(wk, k int, w []float64) {
-		f := &forks[wk]
-		f.a.EvalAll(ms, w, f.va)
-		f.b.EvalAll(ms, w, f.vb)
-		union(ms, f.a, f.b, f.va, f.vb)
+	type sides struct{ va, vb []float64 }
+	res := metrics.Resample([]*metrics.Data{dA, dB}, p, point, func(ds []*metrics.Data, w, v []float64) {
+		va, vb := make([]float64, len(ms)), make([]float64, len(ms))
+		ds[0].EvalAll(ms, w, va)
+		ds[1].EvalAll(ms, w, vb)
+		union(ms, ds[0], ds[1], va, vb)
 		for j := range ms {
-			draws[j][k] = f.vb[j] - f.va[j]
+			v[j] = vb[j] - va[j]
 		}
 	})
 	for j, m := range ms {
-		out[j].P, out[j].PBelow = bootP(draws[j])
-		out[j].Delta.Lo, out[j].Delta.Hi = metrics.Interval(draws[j])
+		out[j].P, out[j].PBelow = res.TwoSidedP(j)
+		out[j].Delta.Lo, out[j].Delta.Hi = res.Interval(j)
 		d := &out[j]
 		if d.Delta.HasInterval() && (d.Delta.Lo > 0 || d.Delta.Hi < 0) {
 			d.Significant = true
@@ -625,32 +620,10 @@ func union(ms []metrics.Metric, a, b *metrics.Data, va, vb []float64) {
 	}
 }
 
-// bootP is the two-sided bootstrap p-value of a zero delta:
-// 2·min(P*(Δ ≤ 0), P*(Δ ≥ 0)), capped at 1. When no defined draw lies on
-// one side of 0 the estimate would be 0, which B resamples cannot show: it
-// returns 1/B with below = true (p < 1/B).
-func bootP(draws []float64) (p float64, below bool) {
-	var le, ge, n float64
-	for _, x := range draws {
-		if math.IsNaN(x) {
-			continue
-		}
-		n++
-		if x <= 0 {
-			le++
-		}
-		if x >= 0 {
-			ge++
-		}
-	}
-	if n == 0 {
-		return 1, false
-	}
-	if math.Min(le, ge) == 0 {
-		return 1 / n, true
-	}
-	return math.Min(1, 2*math.Min(le, ge)/n), false
-}
+// bootP is the two-sided bootstrap p-value of a zero delta over draws
+// (metrics.TwoSidedP): 2·min(P*(Δ ≤ 0), P*(Δ ≥ 0)), capped at 1; 1/B with
+// below = true when no defined draw lies on one side of 0.
+func bootP(draws []float64) (p float64, below bool) { return metrics.TwoSidedP(draws) }
 
 // FormatP writes a p-value as "0.0312", or "<0.001" when it is only an
 // upper bound (below).

@@ -93,7 +93,7 @@ func perQuestionReference(id string, qa, qb *provider.Question, obsA, obsB []met
 		ma, mb := opt.Metrics, opt.Metrics
 		ma.Threshold, mb.Threshold = ta, tb
 		dA, dB := metrics.Prepare(qa, la, ma), metrics.Prepare(qa, lb, mb)
-		qc.Deltas, qc.BrierP, qc.BrierPBelow = pairedDeltas(dA, dB, opt.Bootstrap, opt.Seed+qi*0x9e3779b9)
+		qc.Deltas, qc.BrierP, qc.BrierPBelow = pairedDeltas(dA, dB, metrics.PlanFor(dA.N, opt.Bootstrap, opt.Seed+qi*0x9e3779b9, opt.Metrics.ExactBootstrapMax))
 		qc.McNemar = mcnemarOf(dA, dB)
 		qc.Flips = flips(qa, dA, dB, opt.MaxFlips)
 	}

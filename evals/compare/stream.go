@@ -349,7 +349,9 @@ func (p *pairedQuestion) result(opt Options) QuestionComparison {
 		ma, mb := opt.Metrics, opt.Metrics
 		ma.Threshold, mb.Threshold = p.ta, p.tb
 		dA, dB := metrics.PrepareRecs(p.qa, la, ma), metrics.PrepareRecs(p.qa, lb, mb)
-		qc.Deltas, qc.BrierP, qc.BrierPBelow = pairedDeltas(dA, dB, opt.Bootstrap, opt.Seed+p.qi*0x9e3779b9)
+		plan := metrics.PlanFor(dA.N, opt.Bootstrap, opt.Seed+p.qi*0x9e3779b9, opt.Metrics.ExactBootstrapMax)
+		qc.Resampling = plan.Resampling()
+		qc.Deltas, qc.BrierP, qc.BrierPBelow = pairedDeltas(dA, dB, plan)
 		qc.McNemar = mcnemarOf(dA, dB)
 		qc.Flips = flips(p.qa, dA, dB, opt.MaxFlips)
 	}

@@ -86,39 +86,27 @@ func Interval(draws []float64) (lo, hi float64) {
 	return Percentile(v, 0.025), Percentile(v, 0.975)
 }
 
-// Bootstrap evaluates ms on d for every item once and on b resamples drawn
-// with seed, returning one Estimate per metric. b <= 0 gives points only.
-func Bootstrap(d *Data, ms []Metric, b int, seed uint64) []Estimate {
+// Bootstrap evaluates ms on d for every item once and on the plan's
+// resamples (see Plan), returning one Estimate per metric. A plan with
+// B <= 0 gives points only.
+func Bootstrap(d *Data, ms []Metric, p Plan) []Estimate {
 	out := make([]Estimate, len(ms))
 	vals := make([]float64, len(ms))
 	d.EvalAll(ms, nil, vals)
 	for j := range ms {
 		out[j] = Point(vals[j])
 	}
-	if b <= 0 || d.N == 0 {
+	if p.B <= 0 || d.N == 0 {
 		return out
 	}
-	draws := make([][]float64, len(ms))
-	for j := range draws {
-		draws[j] = make([]float64, b)
-	}
-	workers := Workers(b)
-	forks := make([]*Data, workers)
-	bufs := make([][]float64, workers)
-	for i := range forks {
-		forks[i], bufs[i] = d, make([]float64, len(ms))
-		if i > 0 {
-			forks[i] = d.Fork()
+	res := Resample([]*Data{d}, p, vals, func(ds []*Data, w, v []float64) { ds[0].EvalAll(ms, w, v) })
+	for j, m := range ms {
+		out[j].Lo, out[j].Hi = res.Interval(j)
+		if p.Little() && (m == MECE || m == MECEMass) && out[j].Lo < 0 {
+			// A recentred resample of a near-calibrated sample can fall
+			// below 0, which no ECE can: the interval stops at 0.
+			out[j].Lo = 0
 		}
-	}
-	Resamples(d.N, b, seed, workers, func(wk, k int, w []float64) {
-		forks[wk].EvalAll(ms, w, bufs[wk])
-		for j := range ms {
-			draws[j][k] = bufs[wk][j]
-		}
-	})
-	for j := range ms {
-		out[j].Lo, out[j].Hi = Interval(draws[j])
 	}
 	return out
 }

@@ -46,7 +46,11 @@ func measure(r *QuestionReport, q *provider.Question, d *Data, opt Options) {
 	r.NClipped = d.Clipped
 
 	ms := append(d.Metrics(), MMeanConfidence, MOverconfidence)
-	est := Bootstrap(d, ms, opt.Bootstrap, opt.Seed)
+	plan := PlanFor(d.N, opt.Bootstrap, opt.Seed, opt.ExactBootstrapMax)
+	if plan.Little() {
+		r.Conventions.Resampling = plan.Resampling()
+	}
+	est := Bootstrap(d, ms, plan)
 	pos, neg := 0, 0
 	if q.Type == provider.Noul {
 		for _, y := range d.Label {

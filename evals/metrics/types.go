@@ -14,7 +14,9 @@
 //     of an edge counts as on it. Equal-mass bins never split tied
 //     confidences across an edge, so they may be fewer than asked.
 //   - Bootstrap intervals are percentile intervals (linear interpolation)
-//     over B resamples of the items, B = 1000 and seed 0 by default. A
+//     over B resamples of the items, B = 1000 and seed 0 by default; above
+//     DefaultExactBootstrapMax items they are estimated by the bag of
+//     little bootstraps (Plan, Conventions.Resampling). A
 //     proportion with fewer than MinTailCount successes or failures gets
 //     the Wilson interval instead, an AUROC with a class under MinTailCount
 //     (or at 0 or 1) Newcombe's score interval, and any other figure whose
@@ -73,6 +75,11 @@ type Options struct {
 	// Bootstrap is the number of bootstrap resamples B. 0 means 1000; a
 	// negative value switches intervals off.
 	Bootstrap int
+	// ExactBootstrapMax is the largest number of labelled items resampled
+	// by the ordinary bootstrap; larger samples use the bag of little
+	// bootstraps (see Plan). 0 means DefaultExactBootstrapMax; negative
+	// means always the ordinary bootstrap.
+	ExactBootstrapMax int
 	// EpsilonLogLoss clips probabilities in log loss. 0 means 1e-15.
 	EpsilonLogLoss float64
 	// TargetAccuracy is the selective accuracy the confidence cut-point must
@@ -208,21 +215,24 @@ func (e *Estimate) UnmarshalJSON(b []byte) error {
 
 // Conventions records the choices behind the numbers, so a report states them.
 type Conventions struct {
-	Threshold       float64 `json:"threshold"`
-	Bins            int     `json:"bins"`
-	BinRule         string  `json:"bin_rule"`
-	MinBinCount     int     `json:"min_bin_count"`
-	EpsilonLogLoss  float64 `json:"epsilon_log_loss"`
-	Brier           string  `json:"brier"`
-	Bootstrap       int     `json:"bootstrap"`
-	Interval        string  `json:"interval"`
-	Seed            uint64  `json:"seed"`
-	Confidence      string  `json:"confidence"`
-	Percentiles     string  `json:"percentiles"`
-	HeadlineRepeat  string  `json:"headline_repeat"`
-	TargetAccuracy  float64 `json:"target_accuracy"`
-	TargetPrecision float64 `json:"target_precision"`
-	MinLabels       int     `json:"min_labels"`
+	Threshold      float64 `json:"threshold"`
+	Bins           int     `json:"bins"`
+	BinRule        string  `json:"bin_rule"`
+	MinBinCount    int     `json:"min_bin_count"`
+	EpsilonLogLoss float64 `json:"epsilon_log_loss"`
+	Brier          string  `json:"brier"`
+	Bootstrap      int     `json:"bootstrap"`
+	Interval       string  `json:"interval"`
+	// Resampling describes the bag of little bootstraps when the sample
+	// was too large for the ordinary bootstrap (absent otherwise).
+	Resampling      *Resampling `json:"resampling,omitempty"`
+	Seed            uint64      `json:"seed"`
+	Confidence      string      `json:"confidence"`
+	Percentiles     string      `json:"percentiles"`
+	HeadlineRepeat  string      `json:"headline_repeat"`
+	TargetAccuracy  float64     `json:"target_accuracy"`
+	TargetPrecision float64     `json:"target_precision"`
+	MinLabels       int         `json:"min_labels"`
 	// Intervals states which interval each figure gets (see Estimate.Method).
 	Intervals string `json:"intervals"`
 	// DecisionConfidence states the confidence of a decision (mean

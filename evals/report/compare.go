@@ -109,6 +109,12 @@ func WriteCompareTextWith(w io.Writer, c *compare.Comparison, o CompareOptions) 
 	fmt.Fprintf(b, "verdict: %s", VerdictLine(c))
 	fmt.Fprintf(b, "\nseed %d · B=%d paired resamples · alpha %.3g (Holm across questions)\n", c.Seed, c.Bootstrap, c.Alpha)
 	for _, q := range c.Questions {
+		if q.Resampling != nil {
+			fmt.Fprintf(b, "paired resamples %s\n", LittleText(q.Resampling))
+			break
+		}
+	}
+	for _, q := range c.Questions {
 		fmt.Fprintf(b, "\nquestion %s (%s): %s", q.ID, q.Type, strings.ToUpper(q.Verdict))
 		if q.Reason != "" {
 			fmt.Fprintf(b, " — %s", q.Reason)

@@ -113,10 +113,7 @@ func WriteJSON(w io.Writer, v any) error {
 // Conventions returns the one-line statement of how the numbers were made
 // (for one question; ConventionsOf states a whole report's).
 func Conventions(c metrics.Conventions) string {
-	boot := fmt.Sprintf("95%% intervals: bootstrap percentile (B=%d, seed %d), Wilson for a proportion with under %d successes or failures, Newcombe for an AUROC with a class under %d or at 0 or 1, none where every resample agrees", c.Bootstrap, c.Seed, metrics.MinTailCount, metrics.MinTailCount)
-	if c.Bootstrap == 0 {
-		boot = fmt.Sprintf("no intervals (seed %d)", c.Seed)
-	}
+	boot := intervalsText(c, c.Resampling)
 	return fmt.Sprintf("%s; ECE over %d bins (equal-width (lo,hi] and equal-mass, ties never split), MCE over bins with n>=%d, noise floor from %d perfectly calibrated draws; log loss clipped at ε=%g; Brier %s; latency nearest-rank; metrics use each item's first repeat",
 		boot, c.Bins, c.MinBinCount, c.NoiseFloorDraws, c.EpsilonLogLoss, c.Brier)
 }
@@ -149,6 +146,25 @@ func BrierConventions(qs []*metrics.QuestionReport) string {
 	return "Brier: " + strings.Join(parts, "; ")
 }
 
+// intervalsText states the intervals of c; little, when set, is a bag of
+// little bootstraps some question used.
+func intervalsText(c metrics.Conventions, little *metrics.Resampling) string {
+	if c.Bootstrap == 0 {
+		return fmt.Sprintf("no intervals (seed %d)", c.Seed)
+	}
+	boot := fmt.Sprintf("95%% intervals: bootstrap percentile (B=%d, seed %d), Wilson for a proportion with under %d successes or failures, Newcombe for an AUROC with a class under %d or at 0 or 1, none where every resample agrees", c.Bootstrap, c.Seed, metrics.MinTailCount, metrics.MinTailCount)
+	if little != nil {
+		boot += "; " + LittleText(little)
+	}
+	return boot
+}
+
+// LittleText states a bag of little bootstraps in one clause.
+func LittleText(r *metrics.Resampling) string {
+	return fmt.Sprintf("over %d labelled items estimated by the bag of little bootstraps (%d subsets of %d items, Poisson-weighted to n, recentred; --exact-bootstrap for the ordinary one)",
+		metrics.DefaultExactBootstrapMax, r.Subsets, r.SubsetSize)
+}
+
 // ConventionsOf states a report's conventions: the first question's
 // (intervals, seed, bins: the same for every question of a report) with
 // Brier explained per question type, and the decision confidence.
@@ -157,10 +173,13 @@ func ConventionsOf(qs []*metrics.QuestionReport) string {
 		return ""
 	}
 	c := qs[0].Conventions
-	boot := fmt.Sprintf("95%% intervals: bootstrap percentile (B=%d, seed %d), Wilson for a proportion with under %d successes or failures, Newcombe for an AUROC with a class under %d or at 0 or 1, none where every resample agrees", c.Bootstrap, c.Seed, metrics.MinTailCount, metrics.MinTailCount)
-	if c.Bootstrap == 0 {
-		boot = fmt.Sprintf("no intervals (seed %d)", c.Seed)
+	var little *metrics.Resampling
+	for _, q := range qs {
+		if q.Conventions.Resampling != nil {
+			little = q.Conventions.Resampling
+		}
 	}
+	boot := intervalsText(c, little)
 	return fmt.Sprintf("%s; ECE over %d bins (equal-width (lo,hi] and equal-mass, ties never split), MCE over bins with n>=%d, noise floor from %d perfectly calibrated draws; log loss clipped at ε=%g; %s; top prob = the probability each answer gives its decision (JSON mean_confidence; confidence is the provider's own field) (a noul's p, or 1−p when decided false at its threshold); latency nearest-rank; metrics use each item's first repeat",
 		boot, c.Bins, c.MinBinCount, c.NoiseFloorDraws, c.EpsilonLogLoss, BrierConventions(qs))
 }
