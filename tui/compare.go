@@ -216,8 +216,15 @@ func (m *compareModel) draw() {
 		}
 		return id + " (" + termsafe.String(model) + ")"
 	}
+	boot := "paired bootstrap"
+	for _, q := range c.Questions {
+		if q.Resampling != nil {
+			boot = "paired bootstrap (bag of little bootstraps over 20k items)"
+			break
+		}
+	}
 	l := []string{
-		st.Focused.Render(fit(fmt.Sprintf(" Compare · paired by item · 95%% paired bootstrap, seed %d", workbench.CanonicalSeed), w)),
+		st.Focused.Render(fit(fmt.Sprintf(" Compare · paired by item · 95%% %s, seed %d", boot, workbench.CanonicalSeed), w)),
 		fit(" A (baseline) "+st.Key.Render(name(c.A.ID, c.A.Name, c.A.Model)), w),
 		fit(" B            "+st.Key.Render(name(c.B.ID, c.B.Name, c.B.Model)), w),
 		fit(" verdict: "+verdict.Render(c.Verdict), w),

@@ -42,7 +42,14 @@ func mean(p float64) string {
 func (m *evalModel) metricsTable(w int) []string {
 	st := &m.e.st
 	v := m.v
-	l := []string{st.Focused.Render(fit(fmt.Sprintf(" Metrics · run %s · 95%% intervals: bootstrap (seed %d), ᵂ Wilson, ᴺ Newcombe · [ ] picks a question", v.Run.ID, workbench.CanonicalSeed), w))}
+	boot := "bootstrap"
+	for _, r := range v.Report.Questions {
+		if r.Conventions.Resampling != nil {
+			boot = "bootstrap (bag of little bootstraps over 20k items)"
+			break
+		}
+	}
+	l := []string{st.Focused.Render(fit(fmt.Sprintf(" Metrics · run %s · 95%% intervals: %s (seed %d), ᵂ Wilson, ᴺ Newcombe · [ ] picks a question", v.Run.ID, boot, workbench.CanonicalSeed), w))}
 	wide := w >= 150
 	qw := 11
 	if wide {
