@@ -389,38 +389,11 @@ func (a *alias) draw(st *uint64) int {
 // afresh: its metrics are those of that subsample.
 func (d *Data) Subset(idx []int32) *Data {
 	s := &Data{Type: d.Type, K: d.K, N: len(idx), bins: d.bins}
-	pickS := func(v []string) []string {
-		out := make([]string, len(idx))
-		for i, j := range idx {
-			out[i] = v[j]
-		}
-		return out
-	}
-	pickI := func(v []int32) []int32 {
-		if v == nil {
-			return nil
-		}
-		out := make([]int32, len(idx))
-		for i, j := range idx {
-			out[i] = v[j]
-		}
-		return out
-	}
-	pickF := func(v []float64) []float64 {
-		if v == nil {
-			return nil
-		}
-		out := make([]float64, len(idx))
-		for i, j := range idx {
-			out[i] = v[j]
-		}
-		return out
-	}
-	s.IDs = pickS(d.IDs)
-	s.Label, s.Dec, s.Nearest, s.binW = pickI(d.Label), pickI(d.Dec), pickI(d.Nearest), pickI(d.binW)
-	s.Correct, s.Conf, s.Obs, s.Sel = pickF(d.Correct), pickF(d.Conf), pickF(d.Obs), pickF(d.Sel)
-	s.DecConf, s.Brier, s.NLL, s.PTrue = pickF(d.DecConf), pickF(d.Brier), pickF(d.NLL), pickF(d.PTrue)
-	s.Score, s.RPS = pickF(d.Score), pickF(d.RPS)
+	s.IDs = pick(d.IDs, idx)
+	s.Label, s.Dec, s.Nearest, s.binW = pick(d.Label, idx), pick(d.Dec, idx), pick(d.Nearest, idx), pick(d.binW, idx)
+	s.Correct, s.Conf, s.Obs, s.Sel = pick(d.Correct, idx), pick(d.Conf, idx), pick(d.Obs, idx), pick(d.Sel, idx)
+	s.DecConf, s.Brier, s.NLL, s.PTrue = pick(d.DecConf, idx), pick(d.Brier, idx), pick(d.NLL, idx), pick(d.PTrue, idx)
+	s.Score, s.RPS = pick(d.Score, idx), pick(d.RPS, idx)
 	s.index()
 	// Resampled to the full size, the subset's weights sum to about d.N:
 	// the harmonic numbers come from d's table.
@@ -432,4 +405,16 @@ func (d *Data) Subset(idx []int32) *Data {
 // set of draws (see (*Resampled).TwoSidedP).
 func TwoSidedP(draws []float64) (p float64, below bool) {
 	return (&Resampled{groups: [][][]float64{{draws}}}).TwoSidedP(0)
+}
+
+// pick returns v's elements at idx (nil for a nil column).
+func pick[T any](v []T, idx []int32) []T {
+	if v == nil {
+		return nil
+	}
+	out := make([]T, len(idx))
+	for i, j := range idx {
+		out[i] = v[j]
+	}
+	return out
 }
