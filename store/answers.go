@@ -357,6 +357,16 @@ func (db *DB) ForEachAnswerByItemNoRaw(ctx context.Context, runID string, fn fun
 	return db.forEachAnswer(ctx, runID, answerFilter{byItem: true}, false, fn)
 }
 
+// ForEachItemNoRaw is ForEachAnswerByItemNoRaw an item at a time: fn gets
+// every answer of one item (all its repeats, in question id, then repeat
+// order), items in id order (byte order). The answers, and the Answers,
+// labels and distributions they point to, are reused once fn returns, so
+// a large run is read without allocating per answer: fn must copy what it
+// keeps (strings are not reused).
+func (db *DB) ForEachItemNoRaw(ctx context.Context, runID string, fn func(answers []ItemAnswer) error) error {
+	return db.forEachGroup(ctx, runID, answerFilter{byItem: true, perItem: true}, false, fn)
+}
+
 // answerFilter narrows forEachAnswer to one item or one question, or
 // orders it by item id.
 type answerFilter struct {
@@ -364,12 +374,28 @@ type answerFilter struct {
 	question   string
 	byQuestion bool
 	byItem     bool
+	// perItem: a group is one item's rows, and its storage is reused
+	// (ForEachItemNoRaw).
+	perItem bool
 }
 
 // forEachAnswer streams run's answers that pass f. Item rows come in
 // dataset order; the answers of the rows at one dataset position (an
 // item's repeats) are put in question id, then repeat order.
 func (db *DB) forEachAnswer(ctx context.Context, runID string, f answerFilter, withRaw bool, fn func(*ItemAnswer) error) error {
+	return db.forEachGroup(ctx, runID, f, withRaw, func(group []ItemAnswer) error {
+		for i := range group {
+			if err := fn(&group[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// forEachGroup is forEachAnswer a group of rows at a time: the rows at one
+// dataset position (one item's, with f.perItem), their answers sorted.
+func (db *DB) forEachGroup(ctx context.Context, runID string, f answerFilter, withRaw bool, fn func([]ItemAnswer) error) error {
 	rawCol := "raws"
 	if !withRaw {
 		rawCol = "NULL"
@@ -397,20 +423,25 @@ func (db *DB) forEachAnswer(ctx context.Context, runID string, f answerFilter, w
 		src = newRawReader(ctx, db.sql)
 	}
 	unpack := rawUnpacker{db: db.sql}
-	var dec itemDecoder
+	dec := itemDecoder{reuse: f.perItem}
 	var group []ItemAnswer
 	groupSeq, groupRows := 0, 0
+	var groupItem string
 	flush := func() error {
+		if groupRows == 0 {
+			return nil
+		}
 		if groupRows > 1 {
 			sortAnswers(group)
 		}
-		for i := range group {
-			if err := fn(&group[i]); err != nil {
-				return err
-			}
+		if err := fn(group); err != nil {
+			return err
 		}
 		clear(group)
 		group, groupRows = group[:0], 0
+		if f.perItem {
+			dec.recycle()
+		}
 		return nil
 	}
 	var itemB, packed, raws sql.RawBytes
@@ -423,12 +454,12 @@ func (db *DB) forEachAnswer(ctx context.Context, runID string, f answerFilter, w
 		if packed == nil {
 			continue // an item stored without answers
 		}
-		if groupRows > 0 && seq != groupSeq {
+		itemID := dec.in.last(itemB)
+		if groupRows > 0 && (seq != groupSeq || f.perItem && itemID != groupItem) {
 			if err := flush(); err != nil {
 				return err
 			}
 		}
-		itemID := dec.in.last(itemB)
 		body, err := unpackItem(ctx, &unpack, packed)
 		if err == nil {
 			group, err = dec.decode(group, body, raws, itemID, seq, repeat, latency, src, only)
@@ -436,7 +467,7 @@ func (db *DB) forEachAnswer(ctx context.Context, runID string, f answerFilter, w
 		if err != nil {
 			return fmt.Errorf("answers of run %s: item %s: %w", runID, itemID, err)
 		}
-		groupSeq = seq
+		groupSeq, groupItem = seq, itemID
 		groupRows++
 	}
 	if err := rows.Err(); err != nil {
@@ -523,6 +554,12 @@ func (in *interner) lastTime(b []byte) time.Time {
 // each number in its shortest round-tripping form), into a slice of
 // exactly its length; anything else goes through encoding/json.
 func parseFloats(b []byte) ([]float64, error) {
+	return parseFloatsInto(b, func(n int) []float64 { return make([]float64, 0, n) })
+}
+
+// parseFloatsInto is parseFloats whose result, when the text is
+// appendFloats', is carved from buf(n): an empty slice with room for n.
+func parseFloatsInto(b []byte, buf func(n int) []float64) ([]float64, error) {
 	if len(b) < 2 || b[0] != '[' || b[len(b)-1] != ']' {
 		return nil, fmt.Errorf("not a JSON array: %.40q", b)
 	}
@@ -530,7 +567,7 @@ func parseFloats(b []byte) ([]float64, error) {
 	if len(body) == 0 {
 		return []float64{}, nil
 	}
-	out := make([]float64, 0, bytes.Count(body, []byte{','})+1)
+	out := buf(bytes.Count(body, []byte{','}) + 1)
 	for len(body) > 0 {
 		i := bytes.IndexByte(body, ',')
 		tok := body

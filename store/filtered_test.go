@@ -2,8 +2,12 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/jevlab/jevlab/provider"
 )
 
 // One question's stream holds exactly that question's answers, in dataset
@@ -98,5 +102,74 @@ func TestItemOrderStream(t *testing.T) {
 		if key(p) >= key(c) {
 			t.Fatalf("answer %d (%s) after %s: not in item, question, repeat order", i, key(c), key(p))
 		}
+	}
+}
+
+// The item-at-a-time stream gives exactly the item-order stream's answers,
+// one item per call, and reuses their storage: what one call saw is
+// overwritten by the next, so a caller that keeps nothing allocates
+// nothing per answer.
+func TestItemAtATimeStream(t *testing.T) {
+	db := openTemp(t)
+	ctx := context.Background()
+	r := newRun(t, db, "peritem", "jev-latest")
+	var items []ItemResult
+	for i := 0; i < 30; i++ {
+		items = append(items, sampleItem(fmt.Sprint("i", (i*11)%30), i, 0, 0.5))
+		items = append(items, sampleItem(fmt.Sprint("i", (i*11)%30), i, 1, float64(i)/30))
+	}
+	if _, err := db.SaveItems(ctx, r.ID, items); err != nil {
+		t.Fatal(err)
+	}
+	show := func(a *ItemAnswer) string {
+		j, _ := json.Marshal(a.Answer)
+		return fmt.Sprintf("%s/%d/%s/%d/%v/%s/%s", a.ItemID, a.Seq, a.QuestionID, a.Repeat, *a.Label, a.LabelText, j)
+	}
+	var want []string
+	if err := db.ForEachAnswerByItemNoRaw(ctx, r.ID, func(a *ItemAnswer) error {
+		if a.Label == nil {
+			a.Label = new(int)
+		}
+		want = append(want, show(a))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	var first *provider.Answer
+	var firstWas string
+	calls, reused := 0, 0
+	if err := db.ForEachItemNoRaw(ctx, r.ID, func(as []ItemAnswer) error {
+		calls++
+		if len(as) != 4 {
+			return fmt.Errorf("item %s: %d answers in one call, want 4 (2 questions × 2 repeats)", as[0].ItemID, len(as))
+		}
+		for i := range as {
+			if as[i].ItemID != as[0].ItemID {
+				return fmt.Errorf("items %s and %s in one call", as[0].ItemID, as[i].ItemID)
+			}
+			if as[i].Label == nil {
+				as[i].Label = new(int)
+			}
+			got = append(got, show(&as[i]))
+		}
+		// as[3] is urgent's second repeat, whose P differs item by item.
+		if first == nil {
+			first, firstWas = as[3].Answer, show(&as[3])
+		} else if as[3].Answer == first {
+			reused++
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 30 || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("%d calls:\n%v\nwant\n%v", calls, got, want)
+	}
+	if reused != 29 {
+		t.Fatalf("the first Answer's storage reused for %d of 29 later items", reused)
+	}
+	if j, _ := json.Marshal(first); !strings.Contains(firstWas, `"urgent"`) || strings.Contains(firstWas, string(j)) {
+		t.Fatalf("the first item's answer was not overwritten (%s): nothing is reused", j)
 	}
 }

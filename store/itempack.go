@@ -237,6 +237,60 @@ type itemDecoder struct {
 	in     interner
 	lastT  string
 	lastTm time.Time
+	// reuse carves Answers, labels and distributions from the slabs below
+	// instead of allocating each; recycle hands them out again
+	// (ForEachItemNoRaw, whose fn keeps nothing).
+	reuse  bool
+	ans    []provider.Answer
+	labels []int
+	floats []float64
+}
+
+// newAnswer returns a zero Answer: from the slab when reusing (a full slab
+// is replaced, so the Answers already handed out stay put).
+func (d *itemDecoder) newAnswer() *provider.Answer {
+	if !d.reuse {
+		return new(provider.Answer)
+	}
+	if len(d.ans) == cap(d.ans) {
+		d.ans = make([]provider.Answer, 0, max(64, 2*cap(d.ans)))
+	}
+	d.ans = d.ans[:len(d.ans)+1]
+	a := &d.ans[len(d.ans)-1]
+	*a = provider.Answer{}
+	return a
+}
+
+// newLabel returns a pointer to l, from the slab when reusing.
+func (d *itemDecoder) newLabel(l int) *int {
+	if !d.reuse {
+		return &l
+	}
+	if len(d.labels) == cap(d.labels) {
+		d.labels = make([]int, 0, max(64, 2*cap(d.labels)))
+	}
+	d.labels = append(d.labels, l)
+	return &d.labels[len(d.labels)-1]
+}
+
+// floatBuf returns an empty slice with room for exactly n floats, from the
+// slab when reusing.
+func (d *itemDecoder) floatBuf(n int) []float64 {
+	if !d.reuse {
+		return make([]float64, 0, n)
+	}
+	if cap(d.floats)-len(d.floats) < n {
+		d.floats = make([]float64, 0, max(1024, 2*cap(d.floats), n))
+	}
+	m := len(d.floats)
+	d.floats = d.floats[:m+n]
+	return d.floats[m : m : m+n]
+}
+
+// recycle hands the slabs out again: what decode returned before is no
+// longer the caller's.
+func (d *itemDecoder) recycle() {
+	d.ans, d.labels, d.floats = d.ans[:0], d.labels[:0], d.floats[:0]
 }
 
 var errPacked = errors.New("packed answers are damaged")
@@ -343,14 +397,14 @@ func (d *itemDecoder) decode(out []ItemAnswer, b, raws []byte, itemID string, se
 		a.ErrKind = d.in.get(r.bytes())
 		a.ErrMsg = d.in.get(r.bytes())
 		if flags&ansLabel != 0 {
-			l := int(r.varint())
-			a.Label = &l
+			a.Label = d.newLabel(int(r.varint()))
 		}
 		if flags&ansLatency != 0 {
 			a.LatencyMS = r.float()
 		}
 		if flags&ansAnswer != 0 {
-			an := &provider.Answer{ID: a.QuestionID, Provenance: item}
+			an := d.newAnswer()
+			an.ID, an.Provenance = a.QuestionID, item
 			an.Type = provider.QuestionType(d.in.get(r.bytes()))
 			switch {
 			case flags&ansHasP != 0:
@@ -367,7 +421,7 @@ func (d *itemDecoder) decode(out []ItemAnswer, b, raws []byte, itemID string, se
 				pb := r.bytes()
 				if r.err == nil {
 					var err error
-					if an.Probs, err = parseFloats(pb); err != nil {
+					if an.Probs, err = parseFloatsInto(pb, d.floatBuf); err != nil {
 						return out, fmt.Errorf("question %s: bad stored distribution: %w", a.QuestionID, err)
 					}
 				}

@@ -28,25 +28,48 @@ func LoadRun(ctx context.Context, db *store.DB, run *store.Run) (RunData, error)
 	// answer bytes, which no metric reads), so a large run is never held
 	// whole.
 	rd := RunData{ID: run.ID, Questions: set.Questions}
-	// The comparison merges both runs' items by id as they stream.
-	rd.Stream = func(yield func(*Item) error) error {
-		var cur *Item
-		err := db.ForEachAnswerByItemNoRaw(ctx, run.ID, func(a *store.ItemAnswer) error {
-			if cur != nil && cur.ID != a.ItemID {
-				if err := yield(cur); err != nil {
-					return err
-				}
-				cur = nil
-			}
-			if cur == nil {
-				cur = &Item{ID: a.ItemID, Order: a.Seq, Obs: map[string][]metrics.Obs{}}
-			}
-			cur.Obs[a.QuestionID] = append(cur.Obs[a.QuestionID], obsOf(a))
-			return nil
-		})
-		if err == nil && cur != nil {
-			err = yield(cur)
+	// The comparison merges both runs' items by id as they stream. One
+	// Item and its observations are reused for every item (pull copies
+	// what it keeps), over the store's reused answers.
+	pos := make(map[string]int, len(set.Questions))
+	for i, e := range set.Questions {
+		if _, dup := pos[e.ID]; !dup {
+			pos[e.ID] = i
 		}
+	}
+	rd.Stream = func(yield func(*Item) error) error {
+		it := Item{Obs: make([][]metrics.Obs, len(set.Questions))}
+		var obs []metrics.Obs
+		var spans [][2]int
+		err := db.ForEachItemNoRaw(ctx, run.ID, func(as []store.ItemAnswer) error {
+			clear(it.Obs)
+			it.ID, it.Order = as[0].ItemID, as[0].Seq
+			obs, spans = obs[:0], spans[:0]
+			// as is in question id order: each question's answers are
+			// together.
+			for i := 0; i < len(as); {
+				j := i + 1
+				for j < len(as) && as[j].QuestionID == as[i].QuestionID {
+					j++
+				}
+				if qi, ok := pos[as[i].QuestionID]; ok {
+					start := len(obs)
+					for k := i; k < j; k++ {
+						obs = append(obs, obsOf(&as[k]))
+					}
+					spans = append(spans, [2]int{qi, start})
+				}
+				i = j
+			}
+			for k, sp := range spans {
+				end := len(obs)
+				if k+1 < len(spans) {
+					end = spans[k+1][1]
+				}
+				it.Obs[sp[0]] = obs[sp[1]:end:end]
+			}
+			return yield(&it)
+		})
 		if err != nil {
 			return fmt.Errorf("run %s: %w", run.ID, err)
 		}

@@ -11,26 +11,29 @@ import (
 )
 
 // Item is one dataset item of a run as a comparison reads it: its id,
-// its place in the run (dataset order) and its observations by question
-// id, every repeat in repeat order.
+// its place in the run (dataset order) and its observations by question:
+// Obs[i] are those of the run's i-th question (RunData.Questions), every
+// repeat in repeat order.
 type Item struct {
 	ID    string
 	Order int
-	Obs   map[string][]metrics.Obs
+	Obs   [][]metrics.Obs
 	// orders, when set, places the item per question (RunData held in
 	// memory, whose questions may list items in different orders).
-	orders map[string]int
+	orders []int
 }
 
-func (it *Item) order(qid string) int {
-	if o, ok := it.orders[qid]; ok {
-		return o
+func (it *Item) order(qi int) int {
+	if it.orders != nil {
+		return it.orders[qi]
 	}
 	return it.Order
 }
 
 // Items streams a run's items in ascending id order (byte order), each
-// once; yield's error stops the stream and is returned.
+// once; yield's error stops the stream and is returned. The item and what
+// it points to (its observations, their answers, distributions and boxes)
+// are the stream's again once yield returns: a stream may reuse them.
 type Items func(yield func(*Item) error) error
 
 // items is r's item stream: r.Stream, else its held observations.
@@ -45,7 +48,8 @@ func (r *RunData) items() Items {
 func heldItems(r *RunData) Items {
 	return func(yield func(*Item) error) error {
 		by := map[string]*Item{}
-		for _, e := range r.Questions {
+		nq := len(r.Questions)
+		for qi, e := range r.Questions {
 			obs, err := r.QuestionObs(e.ID)
 			if err != nil {
 				return err
@@ -55,14 +59,14 @@ func heldItems(r *RunData) Items {
 				o := obs[i]
 				it := by[o.ItemID]
 				if it == nil {
-					it = &Item{ID: o.ItemID, Obs: map[string][]metrics.Obs{}, orders: map[string]int{}}
+					it = &Item{ID: o.ItemID, Obs: make([][]metrics.Obs, nq), orders: make([]int, nq)}
 					by[o.ItemID] = it
 				}
-				if _, ok := it.orders[e.ID]; !ok {
-					it.orders[e.ID] = pos
+				if len(it.Obs[qi]) == 0 {
+					it.orders[qi] = pos
 					pos++
 				}
-				it.Obs[e.ID] = append(it.Obs[e.ID], o)
+				it.Obs[qi] = append(it.Obs[qi], o)
 			}
 		}
 		ids := make([]string, 0, len(by))
@@ -72,10 +76,9 @@ func heldItems(r *RunData) Items {
 		slices.Sort(ids)
 		for _, id := range ids {
 			it := by[id]
-			for q, obs := range it.Obs {
+			for _, obs := range it.Obs {
 				// Repeat order within the item, as a stored run streams.
 				slices.SortStableFunc(obs, func(x, y metrics.Obs) int { return x.Repeat - y.Repeat })
-				it.Obs[q] = obs
 			}
 			if err := yield(it); err != nil {
 				return err
@@ -87,23 +90,103 @@ func heldItems(r *RunData) Items {
 
 var errStopped = errors.New("stopped")
 
+// batch is a run of items pull copied out of a stream, with the storage
+// they point into; the merge hands it back to be filled again.
+type batch struct {
+	items []Item
+	spans [][]metrics.Obs // the items' Obs
+	ords  []int           // the items' orders
+	obs   []metrics.Obs
+	ans   []provider.Answer
+	flts  []float64
+	edges []provider.Edges
+	err   error
+}
+
+// reset empties b for refilling, keeping its storage.
+func (b *batch) reset() {
+	clear(b.items) // drop the strings and pointers of the items read
+	b.items, b.spans, b.ords = b.items[:0], b.spans[:0], b.ords[:0]
+	b.obs, b.ans, b.flts, b.edges = b.obs[:0], b.ans[:0], b.flts[:0], b.edges[:0]
+	b.err = nil
+}
+
+// carve returns n elements from the end of *slab, growing it into a new
+// array when full (the elements already handed out stay where they are).
+func carve[T any](slab *[]T, n int) []T {
+	s := *slab
+	if cap(s)-len(s) < n {
+		s = make([]T, 0, max(2*cap(s), n, 64))
+	}
+	m := len(s)
+	*slab = s[:m+n]
+	return s[m : m+n : m+n]
+}
+
+// add copies it, its observations, their answers, distributions and boxes
+// into b (not the raw bytes, which no comparison reads).
+func (b *batch) add(it *Item) {
+	b.items = append(b.items, Item{ID: it.ID, Order: it.Order})
+	c := &b.items[len(b.items)-1]
+	c.Obs = carve(&b.spans, len(it.Obs))
+	if it.orders != nil {
+		c.orders = carve(&b.ords, len(it.orders))
+		copy(c.orders, it.orders)
+	}
+	for qi, obs := range it.Obs {
+		if len(obs) == 0 {
+			c.Obs[qi] = nil
+			continue
+		}
+		dst := carve(&b.obs, len(obs))
+		copy(dst, obs)
+		for j := range dst {
+			o := &dst[j]
+			if o.LabelBox != nil {
+				e := &carve(&b.edges, 1)[0]
+				*e = *o.LabelBox
+				o.LabelBox = e
+			}
+			a := o.Answer
+			if a == nil {
+				continue
+			}
+			na := &carve(&b.ans, 1)[0]
+			*na = *a
+			na.Raw = nil
+			if a.Probs != nil {
+				na.Probs = carve(&b.flts, len(a.Probs))
+				copy(na.Probs, a.Probs)
+			}
+			if a.Box != nil {
+				na.Box = &carve(&b.edges, 1)[0]
+				*na.Box = *a.Box
+			}
+			o.Answer = na
+		}
+		c.Obs[qi] = dst
+	}
+}
+
 // pull turns an item stream into a pull iterator. The stream is read on
 // its own goroutine, a batch of items ahead, so the two runs of a
-// comparison are decoded on two cores while the merge consumes them; stop
-// ends the stream and waits until it has returned.
+// comparison are decoded on two cores while the merge consumes them; the
+// batches are copied out of the stream and handed back once read, so the
+// items of a large run are read into the same few batches. An item next
+// returns is valid until the following call of next. stop ends the stream
+// and waits until it has returned.
 func pull(items Items) (next func() (*Item, error, bool), stop func()) {
-	type batch struct {
-		items []*Item
-		err   error
-	}
-	const batchSize = 64
-	out := make(chan batch, 4)
+	const batchSize, ahead = 64, 4
+	out := make(chan *batch, ahead)
+	// Every batch is in out, free, being filled or being read: free never
+	// blocks a send.
+	free := make(chan *batch, ahead+2)
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
 		defer close(out)
-		send := func(b batch) bool {
+		send := func(b *batch) bool {
 			select {
 			case out <- b:
 				return true
@@ -111,30 +194,48 @@ func pull(items Items) (next func() (*Item, error, bool), stop func()) {
 				return false
 			}
 		}
-		cur := make([]*Item, 0, batchSize)
+		get := func() *batch {
+			select {
+			case b := <-free:
+				b.reset()
+				return b
+			default:
+				return &batch{items: make([]Item, 0, batchSize)}
+			}
+		}
+		cur := get()
 		err := items(func(it *Item) error {
-			cur = append(cur, it)
-			if len(cur) == batchSize {
-				if !send(batch{items: cur}) {
+			cur.add(it)
+			if len(cur.items) == batchSize {
+				if !send(cur) {
 					return errStopped
 				}
-				cur = make([]*Item, 0, batchSize)
+				cur = get()
 			}
 			return nil
 		})
 		if errors.Is(err, errStopped) {
 			return
 		}
-		if len(cur) > 0 && !send(batch{items: cur}) {
-			return
+		if len(cur.items) > 0 {
+			if !send(cur) {
+				return
+			}
+			cur = get()
 		}
 		if err != nil {
-			send(batch{err: err})
+			cur.err = err
+			send(cur)
 		}
 	}()
-	var pending []*Item
+	var reading *batch
+	var pos int
 	next = func() (*Item, error, bool) {
-		for len(pending) == 0 {
+		for reading == nil || pos == len(reading.items) {
+			if reading != nil {
+				free <- reading // its last item was the caller's until now
+				reading = nil
+			}
 			b, ok := <-out
 			if !ok {
 				return nil, nil, false
@@ -142,10 +243,10 @@ func pull(items Items) (next func() (*Item, error, bool), stop func()) {
 			if b.err != nil {
 				return nil, b.err, true
 			}
-			pending = b.items
+			reading, pos = b, 0
 		}
-		it := pending[0]
-		pending = pending[1:]
+		it := &reading.items[pos]
+		pos++
 		return it, nil, true
 	}
 	var once bool
@@ -165,6 +266,9 @@ func pull(items Items) (next func() (*Item, error, bool), stop func()) {
 type pairedQuestion struct {
 	id     string
 	qi     uint64
+	// posA, posB are the question's places in A's and B's questions
+	// (Item.Obs).
+	posA, posB int
 	qa, qb *provider.Question
 	remap  []int
 	ta, tb float64
@@ -195,8 +299,8 @@ type orderedObs struct {
 	obs   metrics.Obs
 }
 
-func newPairedQuestion(id string, qi uint64, qa, qb *provider.Question, a, b *RunData, opt Options) *pairedQuestion {
-	p := &pairedQuestion{id: id, qi: qi, qa: qa, qb: qb, ta: a.threshold(id), tb: b.threshold(id)}
+func newPairedQuestion(id string, qi uint64, posB int, qa, qb *provider.Question, a, b *RunData, opt Options) *pairedQuestion {
+	p := &pairedQuestion{id: id, qi: qi, posA: int(qi), posB: posB, qa: qa, qb: qb, ta: a.threshold(id), tb: b.threshold(id)}
 	if qa.Type == provider.Box {
 		p.box = true
 		return p
@@ -220,6 +324,25 @@ func newPairedQuestion(id string, qi uint64, qa, qb *provider.Question, a, b *Ru
 	return p
 }
 
+// cloneObs is a copy of o that shares nothing a stream reuses: its
+// answer, distribution and boxes are copied.
+func cloneObs(o metrics.Obs) metrics.Obs {
+	if o.LabelBox != nil {
+		e := *o.LabelBox
+		o.LabelBox = &e
+	}
+	if a := o.Answer; a != nil {
+		c := *a
+		c.Probs = slices.Clone(a.Probs)
+		if a.Box != nil {
+			e := *a.Box
+			c.Box = &e
+		}
+		o.Answer = &c
+	}
+	return o
+}
+
 // lowest is the observation with the lowest repeat (the first on ties).
 func lowest(obs []metrics.Obs) metrics.Obs {
 	j := 0
@@ -236,20 +359,21 @@ func lowest(obs []metrics.Obs) metrics.Obs {
 func (p *pairedQuestion) item(ia, ib *Item) {
 	var oa, ob []metrics.Obs
 	if ia != nil {
-		oa = ia.Obs[p.id]
+		oa = ia.Obs[p.posA]
 	}
 	if ib != nil {
-		ob = ib.Obs[p.id]
+		ob = ib.Obs[p.posB]
 	}
 	if p.skip {
 		return
 	}
 	if p.box {
+		// Kept past the item, whose answers the stream reuses.
 		for _, o := range oa {
-			p.boxA = append(p.boxA, orderedObs{ia.order(p.id), o})
+			p.boxA = append(p.boxA, orderedObs{ia.order(p.posA), cloneObs(o)})
 		}
 		for _, o := range ob {
-			p.boxB = append(p.boxB, orderedObs{ib.order(p.id), o})
+			p.boxB = append(p.boxB, orderedObs{ib.order(p.posB), cloneObs(o)})
 		}
 		return
 	}
@@ -257,10 +381,10 @@ func (p *pairedQuestion) item(ia, ib *Item) {
 		ob = remapObs(ob, p.remap)
 	}
 	if len(oa) > 0 {
-		p.noiseA.AddItem(oa, ia.order(p.id))
+		p.noiseA.AddItem(oa, ia.order(p.posA))
 	}
 	if len(ob) > 0 {
-		p.noiseB.AddItem(ob, ib.order(p.id))
+		p.noiseB.AddItem(ob, ib.order(p.posB))
 	}
 	switch {
 	case len(oa) == 0 && len(ob) == 0:
@@ -280,7 +404,7 @@ func (p *pairedQuestion) item(ia, ib *Item) {
 	}
 	p.qc.Paired++
 	da, db := metrics.Decide(qa, x.Answer, p.ta), metrics.Decide(qa, lab.Answer, p.tb)
-	p.drift = append(p.drift, driftTerm{int32(ia.order(p.id)), metrics.TV(x.Answer, lab.Answer), math.Abs(outcomeP(x.Answer, da) - outcomeP(lab.Answer, da))})
+	p.drift = append(p.drift, driftTerm{int32(ia.order(p.posA)), metrics.TV(x.Answer, lab.Answer), math.Abs(outcomeP(x.Answer, da) - outcomeP(lab.Answer, da))})
 	if da != db {
 		p.qc.Drift.ChangedDecisions++
 	}
@@ -301,7 +425,7 @@ func (p *pairedQuestion) item(ia, ib *Item) {
 	if metrics.Usable(qa, &x) && metrics.Usable(qa, &lab) {
 		p.pairA.Append(metrics.RecOf(qa, &x))
 		p.pairB.Append(metrics.RecOf(qa, &lab))
-		p.pairOrder = append(p.pairOrder, int32(ia.order(p.id)))
+		p.pairOrder = append(p.pairOrder, int32(ia.order(p.posA)))
 	}
 }
 
@@ -373,12 +497,12 @@ func sortedObs(in []orderedObs) []metrics.Obs {
 func mergeQuestions(a, b *RunData, opt Options) ([]*pairedQuestion, error) {
 	var qs []*pairedQuestion
 	for i, e := range a.Questions {
-		qb, ok := b.Questions.Get(e.ID)
-		if !ok {
+		posB := slices.IndexFunc(b.Questions, func(x provider.QuestionEntry) bool { return x.ID == e.ID })
+		if posB < 0 {
 			qs = append(qs, nil)
 			continue
 		}
-		qs = append(qs, newPairedQuestion(e.ID, uint64(i), &a.Questions[i].Question, qb, a, b, opt))
+		qs = append(qs, newPairedQuestion(e.ID, uint64(i), posB, &a.Questions[i].Question, &b.Questions[posB].Question, a, b, opt))
 	}
 	nextA, stopA := pull(a.items())
 	defer stopA()
