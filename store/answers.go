@@ -576,7 +576,11 @@ func parseFloatsInto(b []byte, buf func(n int) []float64) ([]float64, error) {
 		} else {
 			body = nil
 		}
-		f, err := strconv.ParseFloat(string(tok), 64)
+		f, ok := parseExact(tok)
+		var err error
+		if !ok {
+			f, err = strconv.ParseFloat(string(tok), 64)
+		}
 		if err != nil {
 			var v []float64
 			if jerr := json.Unmarshal(b, &v); jerr != nil {
@@ -587,4 +591,89 @@ func parseFloatsInto(b []byte, buf func(n int) []float64) ([]float64, error) {
 		out = append(out, f)
 	}
 	return out, nil
+}
+
+// pow10 are the powers of ten a float64 holds exactly.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// parseExact reads a decimal number ([-]digits[.digits][e[±]digits]) whose
+// digits form an integer m < 2⁵² and whose value is m·10^e with |e| ≤ 22:
+// m and 10^|e| are then exact float64s and one multiplication or division
+// rounds correctly, so the result is strconv.ParseFloat's to the bit (its
+// own exact path, without the general parsing around it). ok is false
+// for anything else, which the caller parses with strconv.
+func parseExact(b []byte) (f float64, ok bool) {
+	i, neg := 0, false
+	if i < len(b) && b[i] == '-' {
+		neg, i = true, i+1
+	}
+	var m uint64
+	nd, exp, digits := 0, 0, false
+	for ; i < len(b) && '0' <= b[i] && b[i] <= '9'; i++ {
+		digits = true
+		if m == 0 && b[i] == '0' {
+			continue
+		}
+		if nd++; nd > 16 {
+			return 0, false
+		}
+		m = m*10 + uint64(b[i]-'0')
+	}
+	if i < len(b) && b[i] == '.' {
+		for i++; i < len(b) && '0' <= b[i] && b[i] <= '9'; i++ {
+			digits = true
+			exp--
+			if m == 0 && b[i] == '0' {
+				continue
+			}
+			if nd++; nd > 16 {
+				return 0, false
+			}
+			m = m*10 + uint64(b[i]-'0')
+		}
+	}
+	if !digits {
+		return 0, false
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		eneg := false
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			eneg, i = b[i] == '-', i+1
+		}
+		e, ed := 0, 0
+		for ; i < len(b) && '0' <= b[i] && b[i] <= '9'; i++ {
+			if ed++; ed > 4 {
+				return 0, false
+			}
+			e = e*10 + int(b[i]-'0')
+		}
+		if ed == 0 {
+			return 0, false
+		}
+		if eneg {
+			e = -e
+		}
+		exp += e
+	}
+	if i != len(b) || m>>52 != 0 {
+		return 0, false
+	}
+	f = float64(m)
+	if neg {
+		f = -f
+	}
+	switch {
+	case m == 0 || exp == 0:
+		return f, true
+	case exp > 0 && exp <= 22:
+		if f > 1e15 || f < -1e15 {
+			return 0, false
+		}
+		return f * pow10[exp], true
+	case exp < 0 && exp >= -22:
+		return f / pow10[-exp], true
+	}
+	return 0, false
 }

@@ -244,6 +244,28 @@ type itemDecoder struct {
 	ans    []provider.Answer
 	labels []int
 	floats []float64
+	// slots holds the string last read per answer place and field (see
+	// cached).
+	slots [slotAnswers * slotFields]string
+}
+
+const slotAnswers, slotFields = 16, 5
+
+// cached is in.get(b) through the string last read at field of the i-th
+// answer of an item: an item's answers mostly repeat the previous item's
+// question ids, types, decisions and labels, which are then neither hashed
+// nor looked up.
+func (d *itemDecoder) cached(i uint64, field int, b []byte) string {
+	if i >= slotAnswers {
+		return d.in.get(b)
+	}
+	k := int(i)*slotFields + field
+	if s := d.slots[k]; s == string(b) {
+		return s
+	}
+	s := d.in.get(b)
+	d.slots[k] = s
+	return s
 }
 
 // newAnswer returns a zero Answer: from the slab when reusing (a full slab
@@ -391,9 +413,9 @@ func (d *itemDecoder) decode(out []ItemAnswer, b, raws []byte, itemID string, se
 			continue
 		}
 		a := ItemAnswer{ItemID: itemID, Repeat: repeat, Seq: seq, LatencyMS: latency}
-		a.QuestionID = d.in.get(qid)
-		a.Decided = d.in.get(r.bytes())
-		a.LabelText = d.in.get(r.bytes())
+		a.QuestionID = d.cached(i, 0, qid)
+		a.Decided = d.cached(i, 1, r.bytes())
+		a.LabelText = d.cached(i, 2, r.bytes())
 		a.ErrKind = d.in.get(r.bytes())
 		a.ErrMsg = d.in.get(r.bytes())
 		if flags&ansLabel != 0 {
@@ -405,14 +427,14 @@ func (d *itemDecoder) decode(out []ItemAnswer, b, raws []byte, itemID string, se
 		if flags&ansAnswer != 0 {
 			an := d.newAnswer()
 			an.ID, an.Provenance = a.QuestionID, item
-			an.Type = provider.QuestionType(d.in.get(r.bytes()))
+			an.Type = provider.QuestionType(d.cached(i, 3, r.bytes()))
 			switch {
 			case flags&ansHasP != 0:
 				an.P = r.float()
 			case flags&ansHasScore != 0:
 				an.Score = r.float()
 			case flags&ansHasChoice != 0:
-				an.Choice = d.in.get(r.bytes())
+				an.Choice = d.cached(i, 4, r.bytes())
 			}
 			if flags&ansConfidence != 0 {
 				an.Confidence, an.HasConfidence = r.float(), true
