@@ -465,14 +465,10 @@ func (p *pairedQuestion) result(opt Options) QuestionComparison {
 			idx[i] = int32(i)
 		}
 		slices.SortStableFunc(idx, func(x, y int32) int { return int(p.pairOrder[x] - p.pairOrder[y]) })
-		la, lb := make([]metrics.Rec, len(idx)), make([]metrics.Rec, len(idx))
-		for i, j := range idx {
-			la[i], lb[i] = p.pairA.Rec(int(j)), p.pairB.Rec(int(j))
-		}
-		p.pairA, p.pairB, p.pairOrder = nil, nil, nil
 		ma, mb := opt.Metrics, opt.Metrics
 		ma.Threshold, mb.Threshold = p.ta, p.tb
-		dA, dB := metrics.PrepareRecs(p.qa, la, ma), metrics.PrepareRecs(p.qa, lb, mb)
+		dA, dB := metrics.PrepareColumns(p.qa, p.pairA, idx, ma), metrics.PrepareColumns(p.qa, p.pairB, idx, mb)
+		p.pairA, p.pairB, p.pairOrder = nil, nil, nil
 		plan := metrics.PlanFor(dA.N, opt.Bootstrap, opt.Seed+p.qi*0x9e3779b9, opt.Metrics.ExactBootstrapMax)
 		qc.Resampling = plan.Resampling()
 		qc.Deltas, qc.BrierP, qc.BrierPBelow = pairedDeltas(dA, dB, plan)

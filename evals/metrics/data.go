@@ -199,12 +199,28 @@ func Prepare(q *provider.Question, obs []Obs, opt Options) *Data {
 
 // PrepareRecs is Prepare over observations already reduced to Recs.
 func PrepareRecs(q *provider.Question, recs []Rec, opt Options) *Data {
+	return prepareRecs(q, len(recs), func(i int) *Rec { return &recs[i] }, opt)
+}
+
+// PrepareColumns is PrepareRecs over the Recs c holds, taken in order ord
+// (the i-th is c.Rec(ord[i])), read in place instead of copied out.
+func PrepareColumns(q *provider.Question, c *RecColumns, ord []int32, opt Options) *Data {
+	var r Rec
+	return prepareRecs(q, len(ord), func(i int) *Rec {
+		r = c.Rec(int(ord[i]))
+		return &r
+	}, opt)
+}
+
+// prepareRecs is PrepareRecs over the m Recs rec(0), …, rec(m-1) (each
+// valid until the next call).
+func prepareRecs(q *provider.Question, m int, rec func(i int) *Rec, opt Options) *Data {
 	opt = opt.WithDefaults()
 	k := q.Size()
 	d := &Data{Type: q.Type, K: k, bins: opt.Bins}
 	n := 0
-	for i := range recs {
-		if recs[i].Labelled() {
+	for i := range m {
+		if rec(i).Labelled() {
 			n++
 		}
 	}
@@ -227,8 +243,8 @@ func PrepareRecs(q *provider.Question, recs []Rec, opt Options) *Data {
 		d.RPS = make([]float64, 0, n)
 	}
 	eps := opt.EpsilonLogLoss
-	for i := range recs {
-		r := &recs[i]
+	for i := range m {
+		r := rec(i)
 		if !r.Labelled() {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"testing"
 	"unsafe"
 
@@ -197,6 +198,21 @@ func TestRecColumnsRoundTrip(t *testing.T) {
 		b, _ := json.Marshal(PrepareRecs(q, back, opt).Metrics())
 		if string(a) != string(b) || PrepareRecs(q, back, opt).N != PrepareRecs(q, want, opt).N {
 			t.Fatalf("%s: Prepare differs over the columns", name)
+		}
+		// PrepareColumns reads them in place, in any order, as PrepareRecs
+		// reads them copied out in that order: the same Data.
+		ord := make([]int32, cols.Len())
+		for i := range ord {
+			ord[i] = int32(i)
+		}
+		rand.New(rand.NewPCG(9, 9)).Shuffle(len(ord), func(i, j int) { ord[i], ord[j] = ord[j], ord[i] })
+		perm := make([]Rec, len(ord))
+		for i, j := range ord {
+			perm[i] = back[j]
+		}
+		dc, dr := PrepareColumns(q, cols, ord, opt), PrepareRecs(q, perm, opt)
+		if dc.N == 0 || !reflect.DeepEqual(dc, dr) {
+			t.Fatalf("%s: PrepareColumns (N=%d) is not PrepareRecs over the Recs in that order (N=%d)", name, dc.N, dr.N)
 		}
 	}
 }
