@@ -3,9 +3,11 @@ package compare
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/jevlab/jevlab/evals/metrics"
 	"github.com/jevlab/jevlab/provider"
@@ -291,14 +293,34 @@ func CompareLoaded(a, b RunData, opt Options) (*Comparison, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i, e := range a.Questions {
+	results := make([]QuestionComparison, len(a.Questions))
+	inB := make([]bool, len(a.Questions))
+	// Each question's result is independent of the others': they are
+	// prepared and resampled on GOMAXPROCS goroutines at once.
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i := range a.Questions {
 		if merged[i] == nil {
+			continue
+		}
+		inB[i] = true
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			results[i] = merged[i].result(opt)
+			merged[i] = nil // its records are no longer needed
+			<-sem
+		}()
+	}
+	wg.Wait()
+	for i, e := range a.Questions {
+		if !inB[i] {
 			c.Questions = append(c.Questions, QuestionComparison{ID: e.ID, Type: e.Question.Type, Reason: "question absent from run B", Verdict: NotComparable})
 			continue
 		}
-		c.Questions = append(c.Questions, merged[i].result(opt))
-		merged[i] = nil // its records are no longer needed
-		if r := c.Questions[len(c.Questions)-1].Resampling; r != nil && !strings.Contains(c.Conventions, "little") {
+		c.Questions = append(c.Questions, results[i])
+		if r := results[i].Resampling; r != nil && !strings.Contains(c.Conventions, "little") {
 			c.Conventions += fmt.Sprintf("; above %d paired labelled items the intervals and p-values are estimated by the bag of little bootstraps (%s; each question's resampling says its subsets)",
 				metrics.DefaultExactBootstrapMax, metrics.BLBRule)
 		}
