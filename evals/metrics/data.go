@@ -319,7 +319,8 @@ func (d *Data) index() {
 	for i := range d.ones {
 		d.ones[i] = 1
 	}
-	d.confAsc = orderBy(d.Conf, false)
+	var sb sortBuf // the orders' scratch, shared
+	d.confAsc = sb.orderBy(d.Conf, false)
 	if t == provider.Choice {
 		// Sel is Conf: the reverse order is a descending order.
 		d.selDesc = make([]int32, n)
@@ -327,11 +328,11 @@ func (d *Data) index() {
 			d.selDesc[n-1-i] = j
 		}
 	} else {
-		d.selDesc = orderBy(d.Sel, true)
+		d.selDesc = sb.orderBy(d.Sel, true)
 	}
 	d.labelAsc = orderByInt(d.Label, k)
 	if t == provider.Score {
-		d.scoreAsc = orderBy(d.Score, false)
+		d.scoreAsc = sb.orderBy(d.Score, false)
 	}
 	d.cg, d.cgVal = tieGroups(d.confAsc, d.Conf)
 	if t == provider.Choice {
@@ -431,10 +432,19 @@ func widthBin(v float64, bins int) int {
 	return max(0, min(bins-1, b))
 }
 
+// sortBuf is the scratch space of orderBy's radix sort, reused by the
+// orders of one Data.
+type sortBuf struct {
+	keys, tmpK []uint64
+	tmpI       []int32
+	cnt        []int
+}
+
 // orderBy returns the indexes of v sorted ascending (descending when
 // desc). The order among equal values is unspecified: every metric groups
-// ties. Large inputs use an LSD radix sort on the float bits.
-func orderBy(v []float64, desc bool) []int32 {
+// ties. Large inputs use an LSD radix sort on the float bits, in sb's
+// scratch space.
+func (sb *sortBuf) orderBy(v []float64, desc bool) []int32 {
 	n := len(v)
 	idx := make([]int32, n)
 	if n < 4096 {
@@ -456,7 +466,12 @@ func orderBy(v []float64, desc bool) []int32 {
 		})
 		return idx
 	}
-	keys := make([]uint64, n)
+	if cap(sb.keys) < n {
+		sb.keys, sb.tmpK, sb.tmpI = make([]uint64, n), make([]uint64, n), make([]int32, n)
+		sb.cnt = make([]int, 1<<16)
+	}
+	keys, tmpK, tmpI := sb.keys[:n], sb.tmpK[:n], sb.tmpI[:n]
+	out := idx
 	for i, x := range v {
 		k := math.Float64bits(x + 0) // +0 folds -0 into 0
 		if k>>63 == 1 {
@@ -469,12 +484,10 @@ func orderBy(v []float64, desc bool) []int32 {
 		}
 		keys[i] = k
 	}
-	tmpK := make([]uint64, n)
-	tmpI := make([]int32, n)
 	for i := range idx {
 		idx[i] = int32(i)
 	}
-	var cnt [1 << 16]int
+	cnt := sb.cnt
 	for shift := uint(0); shift < 64; shift += 16 {
 		clear(cnt[:])
 		for _, k := range keys {
@@ -498,8 +511,12 @@ func orderBy(v []float64, desc bool) []int32 {
 		keys, tmpK = tmpK, keys
 		idx, tmpI = tmpI, idx
 	}
-	return idx
+	if &idx[0] != &out[0] {
+		copy(out, idx) // the order ended in the scratch slice
+	}
+	return out
 }
+
 
 // tieGroups numbers the runs of equal values along ord: group[i] is item
 // i's run, vals the runs' values in ord's order.
