@@ -128,3 +128,19 @@ func readResponse(ctx context.Context, db *sql.DB, id int64) ([]byte, error) {
 	}
 	return body, nil
 }
+
+// ReleaseWriteCaches drops what the write path keeps between SaveItems
+// calls: the recent answers items refer to and a deflater per run ×
+// question (each ~1 MB of compressor state). The runner calls it once a
+// run's items are all stored, so a report computed after the run does not
+// carry them; a later write builds them again (the dictionaries are read
+// back from the database), so what is stored is the same either way, at
+// most with an answer packed that would otherwise have been a reference.
+func (db *DB) ReleaseWriteCaches() {
+	db.recent.mu.Lock()
+	db.recent.cur, db.recent.old, db.recent.curBytes = nil, nil, 0
+	db.recent.mu.Unlock()
+	db.packer.mu.Lock()
+	db.packer.w = nil
+	db.packer.mu.Unlock()
+}

@@ -249,11 +249,26 @@ func (rc *Recorder) flush() {
 	rc.open = false
 }
 
+// Grow makes room for n more items (and n more observations' latencies),
+// so a caller that knows how many items a question has (a stored run's
+// count) fills one slice of the right size: appending to a growing one
+// holds the old and the new copy at once and leaves up to a quarter of
+// it unused.
+func (rc *Recorder) Grow(n int) {
+	if n > 0 {
+		rc.recs = slices.Grow(rc.recs, n)
+		rc.lat = slices.Grow(rc.lat, n)
+	}
+}
+
 // Recs returns the items read so far, one Rec each (its lowest repeat),
-// in the order they came.
+// in the order they came; nil once Report has run (it releases them).
 func (rc *Recorder) Recs() []Rec { return rc.recs }
 
-// Report computes the question's report from what was read.
+// Report computes the question's report from what was read. It releases
+// the Recs as soon as the metrics' columns are built from them (before
+// the bootstrap), so a large question never holds both through its
+// intervals: read Recs before calling it.
 func (rc *Recorder) Report() *QuestionReport {
 	rc.flush()
 	q, opt := rc.q, rc.opt
@@ -268,12 +283,18 @@ func (rc *Recorder) Report() *QuestionReport {
 	r.ID = rc.id
 	r.Errors = rc.errs
 	r.Latency = latency(rc.lat)
+	rc.lat = nil
 	r.Tokens.Input, r.Tokens.Output, r.CostUSD = rc.in, rc.out, rc.cost
 	r.UsagePerRequest = opt.UsagePerRequest
-	d := PrepareRecs(q, rc.recs, opt)
-	measure(r, q, d, opt)
+	var rt *Routing
 	if opt.MinConfidence != nil {
-		r.Selective.Routing = routing(q, rc.recs, *opt.MinConfidence, opt)
+		rt = routing(q, rc.recs, *opt.MinConfidence, opt)
+	}
+	d := PrepareRecs(q, rc.recs, opt)
+	rc.recs, rc.group = nil, nil
+	measure(r, q, d, opt)
+	if rt != nil {
+		r.Selective.Routing = rt
 	}
 	var nz Noise
 	switch {

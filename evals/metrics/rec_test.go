@@ -87,6 +87,9 @@ func TestRecorderIsCompute(t *testing.T) {
 		for i := range obs {
 			rc.Add(&obs[i])
 		}
+		if len(rc.Recs()) != 300 {
+			t.Fatalf("%s: %d recs, want one per item (300)", name, len(rc.Recs()))
+		}
 		got, _ := json.Marshal(rc.Report())
 		if string(got) != string(want) {
 			t.Fatalf("%s: recorder\n%s\nwant Compute's\n%s", name, got, want)
@@ -103,9 +106,6 @@ func TestRecorderIsCompute(t *testing.T) {
 		again, _ := json.Marshal(Compute(q, moved, opt))
 		if string(again) != string(want) {
 			t.Fatalf("%s: Compute depends on the order of repeats", name)
-		}
-		if len(rc.Recs()) != 300 {
-			t.Fatalf("%s: %d recs, want one per item (300)", name, len(rc.Recs()))
 		}
 	}
 }

@@ -316,11 +316,20 @@ func (v *RunView) measure(ctx context.Context, db *store.DB, opt MetricOptions, 
 		}
 		rc := report.QuestionRecorder(set, e, opt)
 		if v.stream != nil {
+			// One Rec per item: room for the run's items up front.
+			rc.Grow(run.Done / max(run.Repeat, 1))
 			if err := v.stream.each(e.ID, rc.Add); err != nil {
 				return err
 			}
 		} else {
 			obs := v.data.Obs[e.ID]
+			first := 0
+			for i := range obs {
+				if obs[i].Repeat == 0 {
+					first++
+				}
+			}
+			rc.Grow(first)
 			for i := range obs {
 				rc.Add(&obs[i])
 			}
@@ -328,13 +337,14 @@ func (v *RunView) measure(ctx context.Context, db *store.DB, opt MetricOptions, 
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		qs = append(qs, report.FinishQuestion(e, rc))
+		// The cost fits read the Recs, which FinishQuestion releases.
 		if f, ok := report.FitCostRecs(set, e, rc.Recs(), sp, runSplit); ok {
 			noulCosts = append(noulCosts, f)
 		}
 		if f, ok := report.FitChoiceCostRecs(set, e, rc.Recs(), sp, runSplit); ok {
 			choiceCosts = append(choiceCosts, f)
 		}
+		qs = append(qs, report.FinishQuestion(e, rc))
 	}
 	if s := v.stream; s != nil && s.progress != nil {
 		s.progress(LoadProgress{Read: s.read, Total: max(s.total, s.read)})

@@ -1,0 +1,63 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+)
+
+// ReleaseWriteCaches drops the write path's caches (the deflaters and the
+// recent answers), and writes after it rebuild them from the stored
+// dictionary: no second dictionary, every raw answer back byte for byte.
+func TestReleaseWriteCachesThenWriteAgain(t *testing.T) {
+	db := openTemp(t)
+	ctx := context.Background()
+	r := newRun(t, db, "rel", "jev-latest")
+	var items []ItemResult
+	for i := 0; i < 120; i++ {
+		it := sampleItem(fmt.Sprint("i", i), i, 0, 0.5)
+		it.Answers[0].Answer.Raw = longRaw(i)
+		items = append(items, it)
+	}
+	if _, err := db.SaveItems(ctx, r.ID, items[:60]); err != nil {
+		t.Fatal(err)
+	}
+	db.recent.add(longRaw(1), rawRef{})
+	if len(db.packer.w) == 0 || len(db.recent.cur) == 0 {
+		t.Fatalf("nothing cached to release (%d deflaters, %d recent answers)", len(db.packer.w), len(db.recent.cur))
+	}
+	db.ReleaseWriteCaches()
+	if db.packer.w != nil || db.recent.cur != nil || db.recent.old != nil || db.recent.curBytes != 0 {
+		t.Fatalf("caches kept: %d deflaters, %d+%d recent answers", len(db.packer.w), len(db.recent.cur), len(db.recent.old))
+	}
+	if _, err := db.SaveItems(ctx, r.ID, items[60:]); err != nil {
+		t.Fatal(err)
+	}
+	var dicts int
+	if err := db.sql.QueryRow(`SELECT count(*) FROM raw_dicts`).Scan(&dicts); err != nil {
+		t.Fatal(err)
+	}
+	if dicts != 2 { // the long raws' dictionary and the packed items'
+		t.Fatalf("%d dictionaries after the release, want the 2 made before it", dicts)
+	}
+	got, err := db.RunAnswers(ctx, r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, a := range got {
+		if a.QuestionID != "intent" {
+			continue
+		}
+		var i int
+		fmt.Sscanf(a.ItemID, "i%d", &i)
+		if !bytes.Equal(a.Answer.Raw, items[i].Answers[0].Answer.Raw) {
+			t.Fatalf("item %s: raw %q, want %q", a.ItemID, a.Answer.Raw, items[i].Answers[0].Answer.Raw)
+		}
+		n++
+	}
+	if n != 120 {
+		t.Fatalf("%d answers read back, want 120", n)
+	}
+}
