@@ -61,3 +61,37 @@ func TestReleaseWriteCachesThenWriteAgain(t *testing.T) {
 		t.Fatalf("%d answers read back, want 120", n)
 	}
 }
+
+// CloseIdle closes the connections a burst of concurrent reads left idle
+// (each holds its own page cache) and the database keeps working.
+func TestCloseIdleClosesPooledConnections(t *testing.T) {
+	db := openTemp(t)
+	ctx := context.Background()
+	r := newRun(t, db, "idle", "jev-latest")
+	// Three reads open at once need three connections.
+	var rows []interface{ Close() error }
+	for i := 0; i < 3; i++ {
+		rs, err := db.sql.QueryContext(ctx, `SELECT id FROM runs`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, rs)
+	}
+	for _, rs := range rows {
+		rs.Close()
+	}
+	if idle := db.sql.Stats().Idle; idle < 3 {
+		t.Fatalf("%d idle connections after three concurrent reads, want at least 3", idle)
+	}
+	db.CloseIdle()
+	if idle := db.sql.Stats().Idle; idle != 0 {
+		t.Fatalf("%d idle connections after CloseIdle, want 0", idle)
+	}
+	got, err := db.Run(ctx, r.ID)
+	if err != nil || got.ID != r.ID {
+		t.Fatalf("read after CloseIdle: %v %v", got, err)
+	}
+	if _, err := db.SaveItems(ctx, r.ID, []ItemResult{sampleItem("a", 0, 0, 0.5)}); err != nil {
+		t.Fatalf("write after CloseIdle: %v", err)
+	}
+}

@@ -556,8 +556,10 @@ func (e *engine) execute(ctx, dbCtx context.Context, src func(fn func(dataset.It
 	writeErr := e.write(dbCtx, results, stop)
 	<-prodErr
 	// Every item is stored: the write path's caches (recent answers,
-	// deflaters) would only weigh on the report computed next.
+	// deflaters) and the connections the workers' lookups opened would
+	// only weigh on the report computed next.
 	e.cfg.DB.ReleaseWriteCaches()
+	e.cfg.DB.CloseIdle()
 	cause := context.Cause(stopCtx)
 	if ctx.Err() == nil && stopCtx.Err() == nil {
 		cause = nil
