@@ -264,22 +264,22 @@ func pull(items Items) (next func() (*Item, error, bool), stop func()) {
 // runs' items are merged by id: drift, only-in-one counts and repeat noise
 // as they pass, and a pair of compact records per labelled item.
 type pairedQuestion struct {
-	id     string
-	qi     uint64
+	id string
+	qi uint64
 	// posA, posB are the question's places in A's and B's questions
 	// (Item.Obs).
 	posA, posB int
-	qa, qb *provider.Question
-	remap  []int
-	ta, tb float64
-	box    bool
-	skip   bool
-	qc     QuestionComparison
-	noiseA *metrics.RepeatNoiser
-	noiseB *metrics.RepeatNoiser
-	onlyB  int
-	seen   int
-	drift  []driftTerm
+	qa, qb     *provider.Question
+	remap      []int
+	ta, tb     float64
+	box        bool
+	skip       bool
+	qc         QuestionComparison
+	noiseA     *metrics.RepeatNoiser
+	noiseB     *metrics.RepeatNoiser
+	onlyB      int
+	seen       int
+	drift      []driftTerm
 	// the labelled pairs: A's and B's records, and A's order of each
 	pairA, pairB *metrics.RecColumns
 	pairOrder    []int32

@@ -517,7 +517,6 @@ func (sb *sortBuf) orderBy(v []float64, desc bool) []int32 {
 	return out
 }
 
-
 // tieGroups numbers the runs of equal values along ord: group[i] is item
 // i's run, vals the runs' values in ord's order.
 func tieGroups(ord []int32, v []float64) (group []int32, vals []float64) {
