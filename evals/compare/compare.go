@@ -607,7 +607,6 @@ func pairedDeltas(dA, dB *metrics.Data, p metrics.Plan) ([]Delta, float64, bool)
 	if p.B <= 0 {
 		return out, brierP, false
 	}
-	type sides struct{ va, vb []float64 }
 	res := metrics.Resample([]*metrics.Data{dA, dB}, p, point, func(ds []*metrics.Data, w, v []float64) {
 		va, vb := make([]float64, len(ms)), make([]float64, len(ms))
 		ds[0].EvalAll(ms, w, va)
