@@ -218,8 +218,8 @@ func (m *compareModel) draw() {
 	}
 	boot := "paired bootstrap"
 	for _, q := range c.Questions {
-		if q.Resampling != nil {
-			boot = "paired bootstrap (bag of little bootstraps over 20k items)"
+		if n := workbench.ResamplingNote(q.Resampling); n != "" {
+			boot = "paired bootstrap (" + n + ")"
 			break
 		}
 	}

@@ -44,8 +44,8 @@ func (m *evalModel) metricsTable(w int) []string {
 	v := m.v
 	boot := "bootstrap"
 	for _, r := range v.Report.Questions {
-		if r.Conventions.Resampling != nil {
-			boot = "bootstrap (bag of little bootstraps over 20k items)"
+		if n := workbench.ResamplingNote(r.Conventions.Resampling); n != "" {
+			boot = "bootstrap (" + n + ")"
 			break
 		}
 	}

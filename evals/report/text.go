@@ -161,8 +161,14 @@ func intervalsText(c metrics.Conventions, little *metrics.Resampling) string {
 
 // LittleText states a bag of little bootstraps in one clause.
 func LittleText(r *metrics.Resampling) string {
-	return fmt.Sprintf("over %d labelled items estimated by the bag of little bootstraps (%d subsets of %d items, Poisson-weighted to n, recentred; --exact-bootstrap for the ordinary one)",
-		metrics.DefaultExactBootstrapMax, r.Subsets, r.SubsetSize)
+	return fmt.Sprintf("over %d labelled items estimated by the %s (Poisson-weighted to n, recentred; --exact-bootstrap for the ordinary one)",
+		metrics.DefaultExactBootstrapMax, LittleClause(r))
+}
+
+// LittleClause names a bag of little bootstraps in a few words, as the
+// text reports and the workbench's headers show it.
+func LittleClause(r *metrics.Resampling) string {
+	return fmt.Sprintf("bag of little bootstraps: %d subsets of %d items", r.Subsets, r.SubsetSize)
 }
 
 // ConventionsOf states a report's conventions: the first question's

@@ -60,3 +60,13 @@ const (
 
 // ErrInterrupted marks a run stopped before it finished (resumable).
 var ErrInterrupted = runner.ErrInterrupted
+
+// ResamplingNote is the clause show and compare print for the bag of
+// little bootstraps behind a question's intervals (report.LittleClause),
+// "" for the ordinary bootstrap (r nil).
+func ResamplingNote(r *metrics.Resampling) string {
+	if r == nil {
+		return ""
+	}
+	return report.LittleClause(r)
+}
