@@ -13,7 +13,6 @@ import (
 	"github.com/jevlab/jevlab/provider"
 )
 
-
 // TestLittleBootstrapHeaders: above 20,000 labelled items the evaluate
 // and compare screens name the bag of little bootstraps (its subsets and
 // their size, ⌈21000^0.7⌉ = 1061) exactly as show's and compare's text
