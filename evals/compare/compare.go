@@ -314,13 +314,15 @@ func CompareLoaded(a, b RunData, opt Options) (*Comparison, error) {
 		}()
 	}
 	wg.Wait()
+	little := false // the conventions name the bag of little bootstraps
 	for i, e := range a.Questions {
 		if !inB[i] {
 			c.Questions = append(c.Questions, QuestionComparison{ID: e.ID, Type: e.Question.Type, Reason: "question absent from run B", Verdict: NotComparable})
 			continue
 		}
 		c.Questions = append(c.Questions, results[i])
-		if r := results[i].Resampling; r != nil && !strings.Contains(c.Conventions, "little") {
+		if results[i].Resampling != nil && !little {
+			little = true
 			c.Conventions += fmt.Sprintf("; above %d paired labelled items the intervals and p-values are estimated by the bag of little bootstraps (%s; each question's resampling says its subsets)",
 				metrics.DefaultExactBootstrapMax, metrics.BLBRule)
 		}

@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"fmt"
 	"math"
 	"math/bits"
 	"runtime"
@@ -100,14 +99,6 @@ func (p Plan) Resampling() *Resampling {
 	}
 	return &Resampling{Method: "blb", Items: p.N, Subsets: p.Subsets, SubsetSize: p.SubsetSize,
 		Resamples: (p.B + p.Subsets - 1) / p.Subsets, Rule: BLBRule}
-}
-
-// String is a one-line description of the plan for text reports.
-func (p Plan) String() string {
-	if !p.Little() {
-		return fmt.Sprintf("bootstrap, %d resamples of %d items", p.B, p.N)
-	}
-	return fmt.Sprintf("bag of little bootstraps, %d subsets of %d of the %d items, %d resamples", p.Subsets, p.SubsetSize, p.N, p.B)
 }
 
 // resamplesOf is the number of resamples of subset j.
