@@ -2,12 +2,13 @@ package store
 
 import (
 	"bytes"
-	"compress/flate"
 	"context"
 	"database/sql"
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/klauspost/compress/flate"
 )
 
 // Raw answers are stored deflated with a preset dictionary (migration
