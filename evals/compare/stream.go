@@ -299,7 +299,7 @@ type orderedObs struct {
 	obs   metrics.Obs
 }
 
-func newPairedQuestion(id string, qi uint64, posB int, qa, qb *provider.Question, a, b *RunData, opt Options) *pairedQuestion {
+func newPairedQuestion(id string, qi uint64, posB int, qa, qb *provider.Question, a, b *RunData, names *metrics.ItemNames, opt Options) *pairedQuestion {
 	p := &pairedQuestion{id: id, qi: qi, posA: int(qi), posB: posB, qa: qa, qb: qb, ta: a.threshold(id), tb: b.threshold(id)}
 	if qa.Type == provider.Box {
 		p.box = true
@@ -317,7 +317,7 @@ func newPairedQuestion(id string, qi uint64, posB int, qa, qb *provider.Question
 	}
 	p.remap = remap
 	n := max(a.ItemsHint, 0)
-	p.pairA, p.pairB = metrics.NewRecColumns(qa.Type, n), metrics.NewRecColumns(qa.Type, n)
+	p.pairA, p.pairB = metrics.NewRecColumns(qa.Type, n, names), metrics.NewRecColumns(qa.Type, n, names)
 	p.pairOrder = make([]int32, 0, n)
 	p.drift = make([]driftTerm, 0, n)
 	p.noiseA, p.noiseB = metrics.NewRepeatNoiser(qa, p.ta), metrics.NewRepeatNoiser(qa, p.tb)
@@ -355,8 +355,9 @@ func lowest(obs []metrics.Obs) metrics.Obs {
 }
 
 // item reads one item of A (ia) and of B (ib), either nil when the item
-// is only in the other run.
-func (p *pairedQuestion) item(ia, ib *Item) {
+// is only in the other run; name is the item's place in the merge's
+// ItemNames when it is in both.
+func (p *pairedQuestion) item(ia, ib *Item, name int32) {
 	var oa, ob []metrics.Obs
 	if ia != nil {
 		oa = ia.Obs[p.posA]
@@ -423,8 +424,8 @@ func (p *pairedQuestion) item(ia, ib *Item) {
 	}
 	x.Label, x.HasLabel = lab.Label, true
 	if metrics.Usable(qa, &x) && metrics.Usable(qa, &lab) {
-		p.pairA.Append(metrics.RecOf(qa, &x))
-		p.pairB.Append(metrics.RecOf(qa, &lab))
+		p.pairA.Append(metrics.RecOf(qa, &x), name)
+		p.pairB.Append(metrics.RecOf(qa, &lab), name)
 		p.pairOrder = append(p.pairOrder, int32(ia.order(p.posA)))
 	}
 }
@@ -492,13 +493,15 @@ func sortedObs(in []orderedObs) []metrics.Obs {
 // order.
 func mergeQuestions(a, b *RunData, opt Options) ([]*pairedQuestion, error) {
 	var qs []*pairedQuestion
+	// The paired items' ids, once for every question's records.
+	names := metrics.NewItemNames(max(a.ItemsHint, 0))
 	for i, e := range a.Questions {
 		posB := slices.IndexFunc(b.Questions, func(x provider.QuestionEntry) bool { return x.ID == e.ID })
 		if posB < 0 {
 			qs = append(qs, nil)
 			continue
 		}
-		qs = append(qs, newPairedQuestion(e.ID, uint64(i), posB, &a.Questions[i].Question, &b.Questions[posB].Question, a, b, opt))
+		qs = append(qs, newPairedQuestion(e.ID, uint64(i), posB, &a.Questions[i].Question, &b.Questions[posB].Question, a, b, names, opt))
 	}
 	nextA, stopA := pull(a.items())
 	defer stopA()
@@ -525,9 +528,13 @@ func mergeQuestions(a, b *RunData, opt Options) ([]*pairedQuestion, error) {
 		default:
 			xa, xb = ia, ib
 		}
+		name := int32(-1)
+		if xa != nil && xb != nil {
+			name = names.Add(xa.ID)
+		}
 		for _, p := range qs {
 			if p != nil {
-				p.item(xa, xb)
+				p.item(xa, xb, name)
 			}
 		}
 		if xa != nil {

@@ -216,98 +216,114 @@ func PrepareColumns(q *provider.Question, c *RecColumns, ord []int32, opt Option
 // valid until the next call).
 func prepareRecs(q *provider.Question, m int, rec func(i int) *Rec, opt Options) *Data {
 	opt = opt.WithDefaults()
-	k := q.Size()
-	d := &Data{Type: q.Type, K: k, bins: opt.Bins}
+	d := newData(q, opt)
 	n := 0
 	for i := range m {
 		if rec(i).Labelled() {
 			n++
 		}
 	}
-	d.N = n
-	d.IDs = make([]string, 0, n)
-	d.Label = make([]int32, 0, n)
-	d.Dec = make([]int32, 0, n)
-	d.Correct = make([]float64, 0, n)
-	d.Conf = make([]float64, 0, n)
-	d.Obs = make([]float64, 0, n)
-	d.Sel = make([]float64, 0, n)
-	d.DecConf = make([]float64, 0, n)
-	d.Brier = make([]float64, 0, n)
-	d.NLL = make([]float64, 0, n)
-	d.PTrue = make([]float64, 0, n)
-	d.binW = make([]int32, 0, n)
-	if q.Type == provider.Score {
-		d.Score = make([]float64, 0, n)
-		d.Nearest = make([]int32, 0, n)
-		d.RPS = make([]float64, 0, n)
-	}
-	eps := opt.EpsilonLogLoss
+	d.grow(n)
 	for i := range m {
-		r := rec(i)
-		if !r.Labelled() {
-			continue
-		}
-		y := int(r.Label)
-		dec := r.Decision(q, opt.Threshold)
-		corr := 0.0
-		if dec == y {
-			corr = 1
-		}
-		var conf, ob, sel, brier, pt float64
-		dconf := r.decisionConf(q, dec)
-		switch q.Type {
-		case provider.Noul:
-			conf, ob = r.P, float64(y)
-			sel = dconf
-			brier = (r.P - float64(y)) * (r.P - float64(y))
-			pt = r.P
-			if y == 0 {
-				pt = 1 - r.P
-			}
-		default:
-			conf = r.Top
-			ob = corr
-			sel = conf
-			brier = r.Brier
-			pt = r.PLabel
-			if r.flags&recArgmaxDiffers != 0 {
-				d.argmaxDisagree++
-			}
-			if q.Type == provider.Score {
-				if r.HasConf() {
-					sel = r.Conf
-				}
-				s := r.Score
-				d.Score = append(d.Score, s)
-				near := int32(math.Floor(s + 0.5))
-				near = max(0, min(int32(k-1), near))
-				d.Nearest = append(d.Nearest, near)
-				d.RPS = append(d.RPS, r.RPS)
-			}
-		}
-		c := pt
-		if c < eps {
-			c = eps
-			d.Clipped++
-		} else if c > 1-eps {
-			c = 1 - eps
-		}
-		d.IDs = append(d.IDs, r.ItemID)
-		d.Label = append(d.Label, int32(y))
-		d.Dec = append(d.Dec, int32(dec))
-		d.Correct = append(d.Correct, corr)
-		d.Conf = append(d.Conf, conf)
-		d.Obs = append(d.Obs, ob)
-		d.Sel = append(d.Sel, sel)
-		d.DecConf = append(d.DecConf, dconf)
-		d.Brier = append(d.Brier, brier)
-		d.NLL = append(d.NLL, -math.Log(c))
-		d.PTrue = append(d.PTrue, pt)
-		d.binW = append(d.binW, int32(widthBin(conf, opt.Bins)))
+		d.appendRec(q, rec(i), opt)
 	}
 	d.index()
 	return d
+}
+
+// newData is an empty Data for question q under opt (with defaults), to
+// be filled by appendRec and finished by index.
+func newData(q *provider.Question, opt Options) *Data {
+	return &Data{Type: q.Type, K: q.Size(), bins: opt.Bins}
+}
+
+// grow makes room for n more items in every per-item column.
+func (d *Data) grow(n int) {
+	d.IDs = slices.Grow(d.IDs, n)
+	d.Label = slices.Grow(d.Label, n)
+	d.Dec = slices.Grow(d.Dec, n)
+	d.Correct = slices.Grow(d.Correct, n)
+	d.Conf = slices.Grow(d.Conf, n)
+	d.Obs = slices.Grow(d.Obs, n)
+	d.Sel = slices.Grow(d.Sel, n)
+	d.DecConf = slices.Grow(d.DecConf, n)
+	d.Brier = slices.Grow(d.Brier, n)
+	d.NLL = slices.Grow(d.NLL, n)
+	d.PTrue = slices.Grow(d.PTrue, n)
+	d.binW = slices.Grow(d.binW, n)
+	if d.Type == provider.Score {
+		d.Score = slices.Grow(d.Score, n)
+		d.Nearest = slices.Grow(d.Nearest, n)
+		d.RPS = slices.Grow(d.RPS, n)
+	}
+}
+
+// appendRec adds r to the per-item columns when it counts towards the
+// label metrics (Labelled); opt has its defaults.
+func (d *Data) appendRec(q *provider.Question, r *Rec, opt Options) {
+	if !r.Labelled() {
+		return
+	}
+	k := d.K
+	eps := opt.EpsilonLogLoss
+	y := int(r.Label)
+	dec := r.Decision(q, opt.Threshold)
+	corr := 0.0
+	if dec == y {
+		corr = 1
+	}
+	var conf, ob, sel, brier, pt float64
+	dconf := r.decisionConf(q, dec)
+	switch q.Type {
+	case provider.Noul:
+		conf, ob = r.P, float64(y)
+		sel = dconf
+		brier = (r.P - float64(y)) * (r.P - float64(y))
+		pt = r.P
+		if y == 0 {
+			pt = 1 - r.P
+		}
+	default:
+		conf = r.Top
+		ob = corr
+		sel = conf
+		brier = r.Brier
+		pt = r.PLabel
+		if r.flags&recArgmaxDiffers != 0 {
+			d.argmaxDisagree++
+		}
+		if q.Type == provider.Score {
+			if r.HasConf() {
+				sel = r.Conf
+			}
+			s := r.Score
+			d.Score = append(d.Score, s)
+			near := int32(math.Floor(s + 0.5))
+			near = max(0, min(int32(k-1), near))
+			d.Nearest = append(d.Nearest, near)
+			d.RPS = append(d.RPS, r.RPS)
+		}
+	}
+	c := pt
+	if c < eps {
+		c = eps
+		d.Clipped++
+	} else if c > 1-eps {
+		c = 1 - eps
+	}
+	d.N++
+	d.IDs = append(d.IDs, r.ItemID)
+	d.Label = append(d.Label, int32(y))
+	d.Dec = append(d.Dec, int32(dec))
+	d.Correct = append(d.Correct, corr)
+	d.Conf = append(d.Conf, conf)
+	d.Obs = append(d.Obs, ob)
+	d.Sel = append(d.Sel, sel)
+	d.DecConf = append(d.DecConf, dconf)
+	d.Brier = append(d.Brier, brier)
+	d.NLL = append(d.NLL, -math.Log(c))
+	d.PTrue = append(d.PTrue, pt)
+	d.binW = append(d.binW, int32(widthBin(conf, opt.Bins)))
 }
 
 // index builds what the metrics read besides the per-item columns (which

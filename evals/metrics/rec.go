@@ -161,25 +161,33 @@ func RecsOf(q *provider.Question, obs []Obs) []Rec {
 }
 
 // Recorder computes one question's report in one pass over its
-// observations, holding a Rec per item and, at a time, the answers of one
-// item only (for the repeat noise): a large run's report never holds its
-// distributions. Observations of one item must come together (the
-// store's order: dataset order, then repeat).
+// observations. As each item ends, its Rec (its lowest repeat) goes into
+// the metric columns Prepare would build (labelled items only) and into
+// the routing cells; no Rec is kept, and at a time it holds the answers of
+// one item only (for the repeat noise): a large run's report holds its
+// columns, never its distributions. Observations of one item must come
+// together (the store's order: dataset order, then repeat).
 type Recorder struct {
 	q   *provider.Question
 	opt Options
 
-	recs []Rec // one per item: its lowest repeat
-	id   string
-	lat  []float64
-	errs map[string]int
-	in   int64
-	out  int64
-	cost float64
+	d        *Data       // the labelled items' columns, filled as items end
+	route    *routingAcc // nil without a minimum confidence
+	onItem   func(*Rec)
+	items    int
+	answered int
+	id       string
+	lat      []float64
+	errs     map[string]int
+	in       int64
+	out      int64
+	cost     float64
 
-	// the item being read and its usable answers (repeat noise)
+	// the item being read: its Rec so far (lowest repeat) and its usable
+	// answers (repeat noise)
 	cur       string
 	open      bool
+	rec       Rec
 	group     []*provider.Answer
 	anyRepeat bool
 	nobs      int
@@ -189,8 +197,18 @@ type Recorder struct {
 // NewRecorder starts the report of question q under opt.
 func NewRecorder(q *provider.Question, opt Options) *Recorder {
 	opt = opt.WithDefaults()
-	return &Recorder{q: q, opt: opt, noise: noiseAcc{q: q, threshold: opt.Threshold}}
+	rc := &Recorder{q: q, opt: opt, d: newData(q, opt), noise: noiseAcc{q: q, threshold: opt.Threshold}}
+	if opt.MinConfidence != nil {
+		rc.route = newRoutingAcc(q, *opt.MinConfidence, opt)
+	}
+	return rc
 }
+
+// OnItem has fn called with each item's Rec (its lowest repeat) as the
+// item ends, in the order items came, before Report returns; fn must not
+// keep the pointer. A caller that needs more of each item than the report
+// (a cost fit) collects it there instead of holding every Rec.
+func (rc *Recorder) OnItem(fn func(*Rec)) { rc.onItem = fn }
 
 // Add reads one observation. An observation of the item just read is one
 // of its repeats; any other starts a new item.
@@ -224,15 +242,15 @@ func (rc *Recorder) add(o *Obs, sameItem bool) {
 	rc.out += o.OutputTokens
 	rc.cost += o.CostUSD
 	if sameItem {
-		if last := &rc.recs[len(rc.recs)-1]; int32(o.Repeat) < last.Repeat {
-			*last = RecOf(rc.q, o)
+		if int32(o.Repeat) < rc.rec.Repeat {
+			rc.rec = RecOf(rc.q, o)
 		}
 	} else {
 		rc.flush()
 		rc.cur, rc.open = o.ItemID, true
-		rc.recs = append(rc.recs, RecOf(rc.q, o))
+		rc.rec = RecOf(rc.q, o)
 	}
-	if rc.id == "" && o.Answer != nil && rc.recs[len(rc.recs)-1].Answered() {
+	if rc.id == "" && o.Answer != nil && rc.rec.Answered() {
 		rc.id = o.Answer.ID
 	}
 	if usable(rc.q, o.Answer) {
@@ -244,6 +262,18 @@ func (rc *Recorder) add(o *Obs, sameItem bool) {
 func (rc *Recorder) flush() {
 	if rc.open {
 		rc.noise.item(rc.group)
+		r := &rc.rec
+		rc.items++
+		if r.Answered() {
+			rc.answered++
+		}
+		if rc.route != nil {
+			rc.route.add(r)
+		}
+		rc.d.appendRec(rc.q, r, rc.opt)
+		if rc.onItem != nil {
+			rc.onItem(r)
+		}
 	}
 	rc.group = rc.group[:0]
 	rc.open = false
@@ -251,35 +281,36 @@ func (rc *Recorder) flush() {
 
 // Grow makes room for n more items (and n more observations' latencies),
 // so a caller that knows how many items a question has (a stored run's
-// count) fills one slice of the right size: appending to a growing one
-// holds the old and the new copy at once and leaves up to a quarter of
-// it unused.
+// count) fills each column once, at its size: appending to a growing one
+// holds the old and the new copy at once and leaves up to a quarter of it
+// unused.
 func (rc *Recorder) Grow(n int) {
 	if n > 0 {
-		rc.recs = slices.Grow(rc.recs, n)
+		rc.d.grow(n)
 		rc.lat = slices.Grow(rc.lat, n)
+		if rc.route != nil {
+			rc.route.cat = slices.Grow(rc.route.cat, n)
+		}
 	}
 }
 
-// Recs returns the items read so far, one Rec each (its lowest repeat),
-// in the order they came; nil once Report has run (it releases them).
-func (rc *Recorder) Recs() []Rec { return rc.recs }
+// Items is the number of items read so far (the one being read included).
+func (rc *Recorder) Items() int {
+	if rc.open {
+		return rc.items + 1
+	}
+	return rc.items
+}
 
-// Report computes the question's report from what was read. It releases
-// the Recs as soon as the metrics' columns are built from them (before
-// the bootstrap), so a large question never holds both through its
-// intervals: read Recs before calling it.
+// Report computes the question's report from what was read. The Recorder
+// is spent: its columns become the report's data and are released with
+// it.
 func (rc *Recorder) Report() *QuestionReport {
 	rc.flush()
 	q, opt := rc.q, rc.opt
 	r := &QuestionReport{Type: q.Type, Classes: classes(q)}
 	r.Conventions = conventions(q, opt)
-	r.N = len(rc.recs)
-	for i := range rc.recs {
-		if rc.recs[i].Answered() {
-			r.Answered++
-		}
-	}
+	r.N, r.Answered = rc.items, rc.answered
 	r.ID = rc.id
 	r.Errors = rc.errs
 	r.Latency = latency(rc.lat)
@@ -287,11 +318,13 @@ func (rc *Recorder) Report() *QuestionReport {
 	r.Tokens.Input, r.Tokens.Output, r.CostUSD = rc.in, rc.out, rc.cost
 	r.UsagePerRequest = opt.UsagePerRequest
 	var rt *Routing
-	if opt.MinConfidence != nil {
-		rt = routing(q, rc.recs, *opt.MinConfidence, opt)
+	if rc.route != nil {
+		rt = rc.route.result()
+		rc.route = nil
 	}
-	d := PrepareRecs(q, rc.recs, opt)
-	rc.recs, rc.group = nil, nil
+	d := rc.d
+	rc.d, rc.group, rc.onItem = nil, nil, nil
+	d.index()
 	measure(r, q, d, opt)
 	if rt != nil {
 		r.Selective.Routing = rt
@@ -419,23 +452,45 @@ func (r *RepeatNoiser) Result() Noise {
 	return r.acc.result()
 }
 
+// ItemNames is a table of item ids that several RecColumns share: each
+// keeps a 4-byte place in the table per item instead of a string, so the
+// columns of a comparison's questions hold no pointers the garbage
+// collector scans, and an item's id is kept once, not once per question
+// and run.
+type ItemNames struct{ ids []string }
+
+// NewItemNames is an empty table with room for n ids.
+func NewItemNames(n int) *ItemNames { return &ItemNames{ids: make([]string, 0, n)} }
+
+// Add appends id and returns its place.
+func (t *ItemNames) Add(id string) int32 {
+	t.ids = append(t.ids, id)
+	return int32(len(t.ids) - 1)
+}
+
+// Len is the number of ids added.
+func (t *ItemNames) Len() int { return len(t.ids) }
+
 // RecColumns holds one question's Recs as columns of just the fields its
 // type reads (a noul's P; a choice's top, label and decision
 // probabilities and Brier; a score's also its level, confidence and RPS):
-// what a comparison keeps per paired item, 40–90 bytes instead of a Rec's
-// 96. Repeat is not kept (every Rec read back is a first repeat).
+// what a comparison keeps per paired item, 29–73 bytes instead of a Rec's
+// 96, none of them a pointer. The item id is a place in an ItemNames table.
+// Repeat is not kept (every Rec read back is a first repeat).
 type RecColumns struct {
 	typ   provider.QuestionType
-	ids   []string
+	names *ItemNames
+	ids   []int32 // places in names
 	ints  []int32 // label, decision
 	flags []uint8
 	vals  []float64
 }
 
-// NewRecColumns holds Recs of a question of type t, with room for n.
-func NewRecColumns(t provider.QuestionType, n int) *RecColumns {
-	c := &RecColumns{typ: t}
-	c.ids = make([]string, 0, n)
+// NewRecColumns holds Recs of a question of type t, with room for n, their
+// item ids in names.
+func NewRecColumns(t provider.QuestionType, n int, names *ItemNames) *RecColumns {
+	c := &RecColumns{typ: t, names: names}
+	c.ids = make([]int32, 0, n)
 	c.ints = make([]int32, 0, 2*n)
 	c.flags = make([]uint8, 0, n)
 	c.vals = make([]float64, 0, c.stride()*n)
@@ -455,9 +510,10 @@ func (c *RecColumns) stride() int {
 // Len is the number of Recs held.
 func (c *RecColumns) Len() int { return len(c.ids) }
 
-// Append adds r.
-func (c *RecColumns) Append(r Rec) {
-	c.ids = append(c.ids, r.ItemID)
+// Append adds r, whose item id is at place name of the columns' ItemNames
+// (r.ItemID is not read).
+func (c *RecColumns) Append(r Rec, name int32) {
+	c.ids = append(c.ids, name)
 	c.ints = append(c.ints, r.Label, r.Dec)
 	c.flags = append(c.flags, r.flags)
 	switch c.typ {
@@ -470,9 +526,9 @@ func (c *RecColumns) Append(r Rec) {
 	}
 }
 
-// Rec returns the i-th Rec as appended (Repeat 0).
+// Rec returns the i-th Rec as appended (Repeat 0), with its item id.
 func (c *RecColumns) Rec(i int) Rec {
-	r := Rec{ItemID: c.ids[i], Label: c.ints[2*i], Dec: c.ints[2*i+1], flags: c.flags[i]}
+	r := Rec{ItemID: c.names.ids[c.ids[i]], Label: c.ints[2*i], Dec: c.ints[2*i+1], flags: c.flags[i]}
 	v := c.vals[c.stride()*i:]
 	switch c.typ {
 	case provider.Noul:

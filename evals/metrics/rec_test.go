@@ -87,8 +87,8 @@ func TestRecorderIsCompute(t *testing.T) {
 		for i := range obs {
 			rc.Add(&obs[i])
 		}
-		if len(rc.Recs()) != 300 {
-			t.Fatalf("%s: %d recs, want one per item (300)", name, len(rc.Recs()))
+		if rc.Items() != 300 {
+			t.Fatalf("%s: %d items, want 300", name, rc.Items())
 		}
 		got, _ := json.Marshal(rc.Report())
 		if string(got) != string(want) {
@@ -163,7 +163,8 @@ func TestRecsKeepEveryFigure(t *testing.T) {
 func TestRecColumnsRoundTrip(t *testing.T) {
 	for name, q := range recQuestions() {
 		obs := mixedObs(q, 200, 5)
-		cols := NewRecColumns(q.Type, 0)
+		names := NewItemNames(0)
+		cols := NewRecColumns(q.Type, 0, names)
 		var want []Rec
 		for i := range obs {
 			if obs[i].Repeat != 0 {
@@ -172,7 +173,7 @@ func TestRecColumnsRoundTrip(t *testing.T) {
 			r := RecOf(q, &obs[i])
 			r.Repeat = 0
 			want = append(want, r)
-			cols.Append(r)
+			cols.Append(r, names.Add(r.ItemID))
 		}
 		for i := range want {
 			got := cols.Rec(i)

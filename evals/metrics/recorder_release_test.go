@@ -4,12 +4,13 @@ import (
 	"encoding/json"
 	"runtime"
 	"testing"
-	"time"
+	"unsafe"
 )
 
-// Grow sizes the Recs once: a question whose item count is known (a
-// stored run's) fills one slice, never a growing one whose old copy is
-// held beside the new; and the report is the same as without it.
+// Grow sizes the columns once: a question whose item count is known (a
+// stored run's) fills each column at its size, never a growing one whose
+// old copy is held beside the new; and the report is the same as without
+// it.
 func TestRecorderGrowFillsOneSlice(t *testing.T) {
 	mc := 0.4
 	opt := Options{Seed: 3, Bootstrap: 100, Threshold: 0.6, MinConfidence: &mc, NoiseFloorDraws: 50}
@@ -18,14 +19,13 @@ func TestRecorderGrowFillsOneSlice(t *testing.T) {
 		want, _ := json.Marshal(Compute(q, obs, opt))
 		rc := NewRecorder(q, opt)
 		rc.Grow(500)
-		rc.Add(&obs[0])
-		first := &rc.Recs()[0]
-		for i := 1; i < len(obs); i++ {
+		conf := unsafe.SliceData(rc.d.Conf[:1])
+		for i := range obs {
 			rc.Add(&obs[i])
 		}
-		recs := rc.Recs()
-		if len(recs) != 500 || cap(recs) > 550 || &recs[0] != first {
-			t.Fatalf("%s: %d recs, cap %d, moved %v; want 500 in the one slice Grow made", name, len(recs), cap(recs), &recs[0] != first)
+		d := rc.d
+		if d.N == 0 || cap(d.Conf) > 550 || unsafe.SliceData(d.Conf) != conf {
+			t.Fatalf("%s: %d labelled, cap %d, moved %v; want them in the one column Grow made", name, d.N, cap(d.Conf), unsafe.SliceData(d.Conf) != conf)
 		}
 		got, _ := json.Marshal(rc.Report())
 		if string(got) != string(want) {
@@ -34,41 +34,68 @@ func TestRecorderGrowFillsOneSlice(t *testing.T) {
 	}
 }
 
-// Report releases the Recs once the metric columns are built from them:
-// while the question's intervals are computed (and after), the Recorder
-// no longer keeps them reachable, so a large question holds its Recs and
-// its columns at once only while the columns are filled.
-func TestRecorderReportReleasesRecs(t *testing.T) {
+// Reading an item keeps only its place in the metric columns: once Grow
+// has made room, a Recorder allocates nothing per item (no Rec, answer or
+// distribution is held); and Report only indexes the columns it filled
+// (sort orders, tie groups, scratch), where building them from held Recs
+// allocated the columns too, beside the Recs, at the report's peak.
+func TestRecorderHoldsNoPerItemRecords(t *testing.T) {
 	mc := 0.4
-	opt := Options{Seed: 3, Bootstrap: 100, MinConfidence: &mc}
+	opt := Options{Seed: 3, Bootstrap: 20, MinConfidence: &mc}
 	for name, q := range recQuestions() {
-		obs := mixedObs(q, 400, 9)
+		var obs []Obs
+		for _, o := range mixedObs(q, 20000, 9) {
+			if o.Repeat == 0 {
+				obs = append(obs, o)
+			}
+		}
 		rc := NewRecorder(q, opt)
-		rc.Grow(400)
+		rc.Grow(len(obs))
+		rc.Add(&obs[0]) // the error map, once
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for i := 1; i < len(obs); i++ {
+			rc.Add(&obs[i])
+		}
+		runtime.ReadMemStats(&after)
+		if perItem := float64(after.TotalAlloc-before.TotalAlloc) / float64(len(obs)); perItem > 4 {
+			t.Fatalf("%s: %.1f bytes allocated per item read, want none beyond the columns Grow made", name, perItem)
+		}
+		r := rc.Report()
+		runtime.ReadMemStats(&before)
+		if perItem := float64(before.TotalAlloc-after.TotalAlloc) / float64(len(obs)); perItem > 130 {
+			t.Fatalf("%s: Report allocated %.1f bytes per item, want at most 130 (its index, not the columns again)", name, perItem)
+		}
+		if r.N != len(obs) || r.Selective.Routing == nil {
+			t.Fatalf("%s: n %d, routing %v: the report lost items", name, r.N, r.Selective.Routing)
+		}
+	}
+}
+
+// OnItem sees every item once, as it ends, with its lowest repeat, in the
+// order items came; the report is Compute's with it set.
+func TestRecorderOnItem(t *testing.T) {
+	opt := Options{Seed: 3, Bootstrap: 50}
+	for name, q := range recQuestions() {
+		obs := mixedObs(q, 300, 4)
+		want, _ := json.Marshal(Compute(q, obs, opt))
+		rc := NewRecorder(q, opt)
+		var seen []Rec
+		rc.OnItem(func(r *Rec) { seen = append(seen, *r) })
 		for i := range obs {
 			rc.Add(&obs[i])
 		}
-		freed := make(chan struct{})
-		runtime.AddCleanup(&rc.Recs()[0], func(ch chan struct{}) { close(ch) }, freed)
-		r := rc.Report()
-		if rc.Recs() != nil {
-			t.Fatalf("%s: Recs still held after Report", name)
+		got, _ := json.Marshal(rc.Report())
+		if string(got) != string(want) {
+			t.Fatalf("%s: the report changed with OnItem", name)
 		}
-		if r.N != 400 || r.Selective.Routing == nil {
-			t.Fatalf("%s: n %d, routing %v: the report lost what it read from the Recs", name, r.N, r.Selective.Routing)
+		if len(seen) != 300 {
+			t.Fatalf("%s: OnItem saw %d items, want 300", name, len(seen))
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for done := false; !done; {
-			runtime.GC()
-			select {
-			case <-freed:
-				done = true
-			case <-time.After(10 * time.Millisecond):
-				if time.Now().After(deadline) {
-					t.Fatalf("%s: the Recs are still reachable from the Recorder after Report", name)
-				}
+		for i, r := range seen {
+			if w := RecOf(q, &obs[3*i]); r != w {
+				t.Fatalf("%s: item %d: OnItem saw %+v, want its first repeat %+v", name, i, r, w)
 			}
 		}
-		runtime.KeepAlive(rc)
 	}
 }

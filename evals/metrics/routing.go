@@ -64,34 +64,48 @@ func formatCut(v float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
-// routing computes Routing over first (one observation per item) for the
-// minimum confidence cut, with opt's threshold, bootstrap and seed.
-func routing(q *provider.Question, first []Rec, cut float64, opt Options) *Routing {
-	r := &Routing{MinConfidence: cut, Confidence: confidenceName(q.Type, opt.Threshold)}
+// routingAcc computes Routing for a minimum confidence cut, with the
+// options' threshold, bootstrap and seed, one Rec per item: each answered
+// item's cell (a byte) is kept for the resamples, not its Rec.
+type routingAcc struct {
+	q   *provider.Question
+	opt Options
+	r   *Routing
+	cat []uint8
+}
+
+func newRoutingAcc(q *provider.Question, cut float64, opt Options) *routingAcc {
+	return &routingAcc{q: q, opt: opt, r: &Routing{MinConfidence: cut, Confidence: confidenceName(q.Type, opt.Threshold)}}
+}
+
+// add reads one item's Rec.
+func (a *routingAcc) add(o *Rec) {
+	if !o.Usable() {
+		return
+	}
+	q, r, opt := a.q, a.r, a.opt
+	r.Answered++
+	c := cellUnlabelled
+	switch {
+	case o.selConf(q, opt.Threshold) < r.MinConfidence:
+		c = cellRouted
+		r.Routed++
+	case o.Label >= 0:
+		r.KeptLabelled++
+		c = cellWrong
+		if o.Decision(q, opt.Threshold) == int(o.Label) {
+			c = cellRight
+			r.KeptCorrect++
+		}
+	}
+	a.cat = append(a.cat, c)
+}
+
+// result is the Routing of the items added, with its intervals.
+func (a *routingAcc) result() *Routing {
+	r, cat, opt := a.r, a.cat, a.opt
 	// Each answered item falls in one cell; a resample's figures are sums
 	// of its cell counts, so a resample needs no per-item weights.
-	var cat []uint8
-	for i := range first {
-		o := &first[i]
-		if !o.Usable() {
-			continue
-		}
-		r.Answered++
-		c := cellUnlabelled
-		switch {
-		case o.selConf(q, opt.Threshold) < cut:
-			c = cellRouted
-			r.Routed++
-		case o.Label >= 0:
-			r.KeptLabelled++
-			c = cellWrong
-			if o.Decision(q, opt.Threshold) == int(o.Label) {
-				c = cellRight
-				r.KeptCorrect++
-			}
-		}
-		cat = append(cat, c)
-	}
 	r.Kept = r.Answered - r.Routed
 	var cells routingCells
 	for _, c := range cat {

@@ -52,36 +52,66 @@ func FitCost(set *questionset.Set, e provider.QuestionEntry, obs []metrics.Obs, 
 
 // FitCostRecs is FitCost over observations reduced to Recs.
 func FitCostRecs(set *questionset.Set, e provider.QuestionEntry, recs []metrics.Rec, sp questionset.SplitSpec, runSplit string) (CostFit, bool) {
-	st, ok := set.Settings[e.ID]
-	if !ok || st.Costs == nil || st.Costs.Choice || e.Question.Type != provider.Noul {
+	f, ok := NewCostFitter(set, e, sp, runSplit)
+	if !ok {
 		return CostFit{}, false
 	}
-	c := costs.Costs{FalsePositive: st.Costs.FalsePositive, FalseNegative: st.Costs.FalseNegative, Abstain: st.Costs.Abstain}
-	var dev, test []costs.Point
 	for i := range recs {
-		o := &recs[i]
-		if o.Repeat != 0 || !o.Labelled() {
-			continue
-		}
-		p := costs.Point{P: o.P, Label: o.Label == 1}
-		if runSplit == "" && sp.Of(o.ItemID) == questionset.SplitTest {
-			test = append(test, p)
-		} else {
-			dev = append(dev, p)
-		}
+		f.Add(&recs[i])
 	}
-	f := CostFit{Question: e.ID, Costs: c, FitOn: questionset.SplitDev, CheckOn: questionset.SplitTest, Split: sp.String()}
+	return f.Fit(), true
+}
+
+// CostFitter is FitCostRecs over a stream of Recs (a metrics.Recorder's
+// OnItem): each labelled first repeat is split into dev or test as it
+// comes, and only its probability and label are kept.
+type CostFitter struct {
+	e         provider.QuestionEntry
+	c         costs.Costs
+	sp        questionset.SplitSpec
+	runSplit  string
+	dev, test []costs.Point
+}
+
+// NewCostFitter starts question e's cost fit; ok is false when e is not a
+// noul that declares costs.
+func NewCostFitter(set *questionset.Set, e provider.QuestionEntry, sp questionset.SplitSpec, runSplit string) (*CostFitter, bool) {
+	st, ok := set.Settings[e.ID]
+	if !ok || st.Costs == nil || st.Costs.Choice || e.Question.Type != provider.Noul {
+		return nil, false
+	}
+	c := costs.Costs{FalsePositive: st.Costs.FalsePositive, FalseNegative: st.Costs.FalseNegative, Abstain: st.Costs.Abstain}
+	return &CostFitter{e: e, c: c, sp: sp, runSplit: runSplit}, true
+}
+
+// Add reads one item's Rec (it is not kept).
+func (f *CostFitter) Add(o *metrics.Rec) {
+	if o.Repeat != 0 || !o.Labelled() {
+		return
+	}
+	p := costs.Point{P: o.P, Label: o.Label == 1}
+	if f.runSplit == "" && f.sp.Of(o.ItemID) == questionset.SplitTest {
+		f.test = append(f.test, p)
+	} else {
+		f.dev = append(f.dev, p)
+	}
+}
+
+// Fit is the fit of the Recs added.
+func (f *CostFitter) Fit() CostFit {
+	runSplit, c, dev, test := f.runSplit, f.c, f.dev, f.test
+	out := CostFit{Question: f.e.ID, Costs: c, FitOn: questionset.SplitDev, CheckOn: questionset.SplitTest, Split: f.sp.String()}
 	if runSplit != "" {
-		f.FitOn, f.CheckOn, f.Split = runSplit, "", "the run asked "+runSplit+" only"
-		f.Note = "fitted in-sample on the run's " + runSplit + " items; evaluate every item to fit on dev and check on test"
+		out.FitOn, out.CheckOn, out.Split = runSplit, "", "the run asked "+runSplit+" only"
+		out.Note = "fitted in-sample on the run's " + runSplit + " items; evaluate every item to fit on dev and check on test"
 	}
-	f.Fit = costs.Fit(dev, c)
-	f.TooFew = costs.TooFew(dev)
+	out.Fit = costs.Fit(dev, c)
+	out.TooFew = costs.TooFew(dev)
 	if runSplit == "" {
-		chk := costs.Evaluate(test, f.Fit.Lo, f.Fit.Hi, c)
-		f.Check = &chk
+		chk := costs.Evaluate(test, out.Fit.Lo, out.Fit.Hi, c)
+		out.Check = &chk
 	}
-	return f, true
+	return out
 }
 
 // CostLines are the text lines of a report's cost fits.
@@ -259,13 +289,20 @@ func ChoicePoints(q *provider.Question, obs []metrics.Obs) []ChoiceObs {
 func ChoicePointsRecs(q *provider.Question, recs []metrics.Rec) []ChoiceObs {
 	var out []ChoiceObs
 	for i := range recs {
-		o := &recs[i]
-		if o.Repeat != 0 || !o.Labelled() {
-			continue
+		if p, ok := choicePoint(q, &recs[i]); ok {
+			out = append(out, ChoiceObs{ItemID: recs[i].ItemID, Point: p})
 		}
-		out = append(out, ChoiceObs{ItemID: o.ItemID, Point: costs.ChoicePoint{Conf: o.Top, Decision: o.Decision(q, 0.5), Label: int(o.Label)}})
 	}
 	return out
+}
+
+// choicePoint is o's choice point; ok is false unless o is a labelled
+// first repeat.
+func choicePoint(q *provider.Question, o *metrics.Rec) (costs.ChoicePoint, bool) {
+	if o.Repeat != 0 || !o.Labelled() {
+		return costs.ChoicePoint{}, false
+	}
+	return costs.ChoicePoint{Conf: o.Top, Decision: o.Decision(q, 0.5), Label: int(o.Label)}, true
 }
 
 // ChoiceObs is one item's choice point.
@@ -308,33 +345,67 @@ func FitChoiceCost(set *questionset.Set, e provider.QuestionEntry, obs []metrics
 
 // FitChoiceCostRecs is FitChoiceCost over observations reduced to Recs.
 func FitChoiceCostRecs(set *questionset.Set, e provider.QuestionEntry, recs []metrics.Rec, sp questionset.SplitSpec, runSplit string) (ChoiceCostFit, bool) {
-	c, ok := ChoiceCostsOf(set, e)
+	f, ok := NewChoiceCostFitter(set, e, sp, runSplit)
 	if !ok {
 		return ChoiceCostFit{}, false
 	}
-	var dev, test []costs.ChoicePoint
-	for _, p := range ChoicePointsRecs(&e.Question, recs) {
-		if runSplit == "" && sp.Of(p.ItemID) == questionset.SplitTest {
-			test = append(test, p.Point)
-		} else {
-			dev = append(dev, p.Point)
-		}
+	for i := range recs {
+		f.Add(&recs[i])
 	}
-	f := ChoiceCostFit{Question: e.ID, Costs: c, FitOn: questionset.SplitDev, CheckOn: questionset.SplitTest, Split: sp.String()}
+	return f.Fit(), true
+}
+
+// ChoiceCostFitter is FitChoiceCostRecs over a stream of Recs, as
+// CostFitter is for nouls.
+type ChoiceCostFitter struct {
+	e         provider.QuestionEntry
+	c         costs.ChoiceCosts
+	sp        questionset.SplitSpec
+	runSplit  string
+	dev, test []costs.ChoicePoint
+}
+
+// NewChoiceCostFitter starts question e's cost fit; ok is false when e is
+// not a choice that declares costs.
+func NewChoiceCostFitter(set *questionset.Set, e provider.QuestionEntry, sp questionset.SplitSpec, runSplit string) (*ChoiceCostFitter, bool) {
+	c, ok := ChoiceCostsOf(set, e)
+	if !ok {
+		return nil, false
+	}
+	return &ChoiceCostFitter{e: e, c: c, sp: sp, runSplit: runSplit}, true
+}
+
+// Add reads one item's Rec (it is not kept).
+func (f *ChoiceCostFitter) Add(o *metrics.Rec) {
+	p, ok := choicePoint(&f.e.Question, o)
+	if !ok {
+		return
+	}
+	if f.runSplit == "" && f.sp.Of(o.ItemID) == questionset.SplitTest {
+		f.test = append(f.test, p)
+	} else {
+		f.dev = append(f.dev, p)
+	}
+}
+
+// Fit is the fit of the Recs added.
+func (f *ChoiceCostFitter) Fit() ChoiceCostFit {
+	runSplit, c, dev, test := f.runSplit, f.c, f.dev, f.test
+	out := ChoiceCostFit{Question: f.e.ID, Costs: c, FitOn: questionset.SplitDev, CheckOn: questionset.SplitTest, Split: f.sp.String()}
 	if runSplit != "" {
-		f.FitOn, f.CheckOn, f.Split = runSplit, "", "the run asked "+runSplit+" only"
-		f.Note = "fitted in-sample on the run's " + runSplit + " items; evaluate every item to fit on dev and check on test"
+		out.FitOn, out.CheckOn, out.Split = runSplit, "", "the run asked "+runSplit+" only"
+		out.Note = "fitted in-sample on the run's " + runSplit + " items; evaluate every item to fit on dev and check on test"
 	}
-	f.Fit = costs.FitChoice(dev, c)
-	f.Cutpoint = costs.Threshold(f.Fit.Cutpoint)
+	out.Fit = costs.FitChoice(dev, c)
+	out.Cutpoint = costs.Threshold(out.Fit.Cutpoint)
 	if len(dev) < costs.MinFitLabels {
-		f.TooFew = fmt.Sprintf("%d labelled answers to fit on; a cost-optimal cut-point needs at least %d", len(dev), costs.MinFitLabels)
+		out.TooFew = fmt.Sprintf("%d labelled answers to fit on; a cost-optimal cut-point needs at least %d", len(dev), costs.MinFitLabels)
 	}
 	if runSplit == "" {
-		chk := costs.EvaluateChoice(test, f.Fit.Cutpoint, c)
-		f.Check = &chk
+		chk := costs.EvaluateChoice(test, out.Fit.Cutpoint, c)
+		out.Check = &chk
 	}
-	return f, true
+	return out
 }
 
 // ChoiceCostLines are the text lines of a report's choice cost fits.

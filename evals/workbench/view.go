@@ -315,6 +315,15 @@ func (v *RunView) measure(ctx context.Context, db *store.DB, opt MetricOptions, 
 			continue
 		}
 		rc := report.QuestionRecorder(set, e, opt)
+		// The cost fits read each item's Rec as it ends (no Rec is held).
+		noulFit, isNoul := report.NewCostFitter(set, e, sp, runSplit)
+		choiceFit, isChoice := report.NewChoiceCostFitter(set, e, sp, runSplit)
+		switch {
+		case isNoul:
+			rc.OnItem(noulFit.Add)
+		case isChoice:
+			rc.OnItem(choiceFit.Add)
+		}
 		if v.stream != nil {
 			// One Rec per item: room for the run's items up front.
 			rc.Grow(run.Done / max(run.Repeat, 1))
@@ -337,14 +346,13 @@ func (v *RunView) measure(ctx context.Context, db *store.DB, opt MetricOptions, 
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		// The cost fits read the Recs, which FinishQuestion releases.
-		if f, ok := report.FitCostRecs(set, e, rc.Recs(), sp, runSplit); ok {
-			noulCosts = append(noulCosts, f)
-		}
-		if f, ok := report.FitChoiceCostRecs(set, e, rc.Recs(), sp, runSplit); ok {
-			choiceCosts = append(choiceCosts, f)
-		}
 		qs = append(qs, report.FinishQuestion(e, rc))
+		if isNoul {
+			noulCosts = append(noulCosts, noulFit.Fit())
+		}
+		if isChoice {
+			choiceCosts = append(choiceCosts, choiceFit.Fit())
+		}
 	}
 	if s := v.stream; s != nil && s.progress != nil {
 		s.progress(LoadProgress{Read: s.read, Total: max(s.total, s.read)})
