@@ -357,12 +357,14 @@ func (db *DB) ForEachAnswerByItemNoRaw(ctx context.Context, runID string, fn fun
 	return db.forEachAnswer(ctx, runID, answerFilter{byItem: true}, false, fn)
 }
 
-// ForEachItemNoRaw is ForEachAnswerByItemNoRaw an item at a time: fn gets
-// every answer of one item (all its repeats, in question id, then repeat
-// order), items in id order (byte order). The answers, and the Answers,
-// labels and distributions they point to, are reused once fn returns, so
-// a large run is read without allocating per answer: fn must copy what it
-// keeps (strings are not reused).
+// ForEachItemNoRaw is ForEachAnswerByItemNoRaw an item at a time, with
+// only what metrics and comparisons read: fn gets every answer of one item
+// (all its repeats, in question id, then repeat order), items in id order
+// (byte order), without the raw bytes, the provenance, the decided text or
+// the error message (left empty; the error kind is kept). The answers, and
+// the Answers, labels and distributions they point to, are reused once fn
+// returns, so a large run is read without allocating per answer: fn must
+// copy what it keeps (strings are not reused).
 func (db *DB) ForEachItemNoRaw(ctx context.Context, runID string, fn func(answers []ItemAnswer) error) error {
 	return db.forEachGroup(ctx, runID, answerFilter{byItem: true, perItem: true}, false, fn)
 }
@@ -374,8 +376,8 @@ type answerFilter struct {
 	question   string
 	byQuestion bool
 	byItem     bool
-	// perItem: a group is one item's rows, and its storage is reused
-	// (ForEachItemNoRaw).
+	// perItem: a group is one item's rows, its storage is reused and only
+	// what metrics read is decoded (ForEachItemNoRaw).
 	perItem bool
 }
 
@@ -423,7 +425,7 @@ func (db *DB) forEachGroup(ctx context.Context, runID string, f answerFilter, wi
 		src = newRawReader(ctx, db.sql)
 	}
 	unpack := rawUnpacker{db: db.sql}
-	dec := itemDecoder{reuse: f.perItem}
+	dec := itemDecoder{reuse: f.perItem, lean: f.perItem}
 	var group []ItemAnswer
 	groupSeq, groupRows := 0, 0
 	var groupItem string

@@ -240,7 +240,10 @@ type itemDecoder struct {
 	// reuse carves Answers, labels and distributions from the slabs below
 	// instead of allocating each; recycle hands them out again
 	// (ForEachItemNoRaw, whose fn keeps nothing).
-	reuse  bool
+	reuse bool
+	// lean skips what no metric reads: the provenance, the decided text
+	// and the error message are left empty (ForEachItemNoRaw).
+	lean   bool
 	ans    []provider.Answer
 	labels []int
 	floats []float64
@@ -397,7 +400,10 @@ func (d *itemDecoder) decode(out []ItemAnswer, b, raws []byte, itemID string, se
 	}
 	r.b = r.b[1:]
 	src0, model0, rec0, origin0 := r.bytes(), r.bytes(), r.bytes(), r.bytes()
-	item := provider.Provenance{Source: provider.Source(d.in.get(src0)), Model: d.in.get(model0), RecordedAt: d.time(rec0), Origin: d.in.get(origin0)}
+	var item provider.Provenance
+	if !d.lean {
+		item = provider.Provenance{Source: provider.Source(d.in.get(src0)), Model: d.in.get(model0), RecordedAt: d.time(rec0), Origin: d.in.get(origin0)}
+	}
 	n := r.uvarint()
 	if r.err != nil || n > uint64(len(r.b)) {
 		return out, errPacked
@@ -414,10 +420,14 @@ func (d *itemDecoder) decode(out []ItemAnswer, b, raws []byte, itemID string, se
 		}
 		a := ItemAnswer{ItemID: itemID, Repeat: repeat, Seq: seq, LatencyMS: latency}
 		a.QuestionID = d.cached(i, 0, qid)
-		a.Decided = d.cached(i, 1, r.bytes())
+		if decided := r.bytes(); !d.lean {
+			a.Decided = d.cached(i, 1, decided)
+		}
 		a.LabelText = d.cached(i, 2, r.bytes())
 		a.ErrKind = d.in.get(r.bytes())
-		a.ErrMsg = d.in.get(r.bytes())
+		if msg := r.bytes(); !d.lean {
+			a.ErrMsg = d.in.get(msg)
+		}
 		if flags&ansLabel != 0 {
 			a.Label = d.newLabel(int(r.varint()))
 		}
@@ -480,7 +490,9 @@ func (d *itemDecoder) decode(out []ItemAnswer, b, raws []byte, itemID string, se
 			}
 			if flags&ansProv != 0 {
 				ps, pm, pr, po := r.bytes(), r.bytes(), r.bytes(), r.bytes()
-				an.Provenance = provider.Provenance{Source: provider.Source(d.in.get(ps)), Model: d.in.get(pm), RecordedAt: d.time(pr), Origin: d.in.get(po)}
+				if !d.lean {
+					an.Provenance = provider.Provenance{Source: provider.Source(d.in.get(ps)), Model: d.in.get(pm), RecordedAt: d.time(pr), Origin: d.in.get(po)}
+				}
 			}
 			// As when answers had a row each: an answer that carries an
 			// error or no type reads as none.

@@ -3,6 +3,7 @@ package compare
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jevlab/jevlab/evals/metrics"
@@ -31,12 +32,16 @@ func LoadRun(ctx context.Context, db *store.DB, run *store.Run) (RunData, error)
 	// The comparison merges both runs' items by id as they stream. One
 	// Item and its observations are reused for every item (pull copies
 	// what it keeps), over the store's reused answers.
-	pos := make(map[string]int, len(set.Questions))
+	// The set's questions by id (the first of a repeated id), so an item's
+	// answers, which come in question id order, are placed by walking both
+	// lists together instead of looking each id up.
+	byID := make([]int, 0, len(set.Questions))
 	for i, e := range set.Questions {
-		if _, dup := pos[e.ID]; !dup {
-			pos[e.ID] = i
+		if !slices.ContainsFunc(byID, func(j int) bool { return set.Questions[j].ID == e.ID }) {
+			byID = append(byID, i)
 		}
 	}
+	slices.SortStableFunc(byID, func(x, y int) int { return strings.Compare(set.Questions[x].ID, set.Questions[y].ID) })
 	rd.Stream = func(yield func(*Item) error) error {
 		it := Item{Obs: make([][]metrics.Obs, len(set.Questions))}
 		var obs []metrics.Obs
@@ -47,17 +52,22 @@ func LoadRun(ctx context.Context, db *store.DB, run *store.Run) (RunData, error)
 			obs, spans = obs[:0], spans[:0]
 			// as is in question id order: each question's answers are
 			// together.
+			k := 0 // the next of byID
 			for i := 0; i < len(as); {
+				qid := as[i].QuestionID
 				j := i + 1
-				for j < len(as) && as[j].QuestionID == as[i].QuestionID {
+				for j < len(as) && as[j].QuestionID == qid {
 					j++
 				}
-				if qi, ok := pos[as[i].QuestionID]; ok {
+				for k < len(byID) && set.Questions[byID[k]].ID < qid {
+					k++
+				}
+				if k < len(byID) && set.Questions[byID[k]].ID == qid {
 					start := len(obs)
-					for k := i; k < j; k++ {
-						obs = append(obs, obsOf(&as[k]))
+					for m := i; m < j; m++ {
+						obs = append(obs, obsOf(&as[m]))
 					}
-					spans = append(spans, [2]int{qi, start})
+					spans = append(spans, [2]int{byID[k], start})
 				}
 				i = j
 			}
