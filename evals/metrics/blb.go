@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/jevlab/jevlab/provider"
 )
 
 // Large samples are resampled by the bag of little bootstraps (Kleiner,
@@ -382,8 +384,16 @@ func (d *Data) Subset(idx []int32) *Data {
 	s := &Data{Type: d.Type, K: d.K, N: len(idx), bins: d.bins}
 	s.IDs = pick(d.IDs, idx)
 	s.Label, s.Dec, s.Nearest, s.binW = pick(d.Label, idx), pick(d.Dec, idx), pick(d.Nearest, idx), pick(d.binW, idx)
-	s.Correct, s.Conf, s.Obs, s.Sel = pick(d.Correct, idx), pick(d.Conf, idx), pick(d.Obs, idx), pick(d.Sel, idx)
-	s.DecConf, s.Brier, s.NLL, s.PTrue = pick(d.DecConf, idx), pick(d.Brier, idx), pick(d.NLL, idx), pick(d.PTrue, idx)
+	s.Correct, s.Conf, s.DecConf = pick(d.Correct, idx), pick(d.Conf, idx), pick(d.DecConf, idx)
+	// Sel and Obs are picked only where they are not another column
+	// (index shares them again).
+	if d.Type == provider.Noul {
+		s.Obs = pick(d.Obs, idx)
+	}
+	if d.Type == provider.Score {
+		s.Sel = pick(d.Sel, idx)
+	}
+	s.Brier, s.NLL, s.PTrue = pick(d.Brier, idx), pick(d.NLL, idx), pick(d.PTrue, idx)
 	s.Score, s.RPS = pick(d.Score, idx), pick(d.RPS, idx)
 	s.index()
 	// Resampled to the full size, the subset's weights sum to about d.N:

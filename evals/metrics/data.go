@@ -16,6 +16,8 @@ type Data struct {
 	K    int // outcomes: options, levels, or 2 for a noul
 	N    int // items
 
+	// IDs are the items' ids: nil when the Data was built by a Recorder
+	// (a report reads no item id; a comparison's flips do).
 	IDs     []string
 	Label   []int32
 	Dec     []int32   // primary decision
@@ -25,7 +27,9 @@ type Data struct {
 	// otherwise Correct).
 	Conf []float64
 	Obs  []float64
-	// Sel is the selective-prediction confidence (see Selective).
+	// Sel is the selective-prediction confidence (see Selective). Columns
+	// that hold the same values share their array: a choice's Sel is its
+	// Conf, a choice's or score's Obs its Correct, a noul's Sel its DecConf.
 	Sel []float64
 	// DecConf is the confidence of the decision: the probability the
 	// answer gives its decided outcome (a noul's p when p >= threshold,
@@ -72,6 +76,8 @@ type Data struct {
 	ones []float64
 	// scratch reused across evaluations
 	sc scratch
+
+	keepIDs bool // IDs are filled (prepareRecs; a Recorder leaves them out)
 }
 
 type scratch struct {
@@ -217,6 +223,7 @@ func PrepareColumns(q *provider.Question, c *RecColumns, ord []int32, opt Option
 func prepareRecs(q *provider.Question, m int, rec func(i int) *Rec, opt Options) *Data {
 	opt = opt.WithDefaults()
 	d := newData(q, opt)
+	d.keepIDs = true
 	n := 0
 	for i := range m {
 		if rec(i).Labelled() {
@@ -239,13 +246,19 @@ func newData(q *provider.Question, opt Options) *Data {
 
 // grow makes room for n more items in every per-item column.
 func (d *Data) grow(n int) {
-	d.IDs = slices.Grow(d.IDs, n)
+	if d.keepIDs {
+		d.IDs = slices.Grow(d.IDs, n)
+	}
 	d.Label = slices.Grow(d.Label, n)
 	d.Dec = slices.Grow(d.Dec, n)
 	d.Correct = slices.Grow(d.Correct, n)
 	d.Conf = slices.Grow(d.Conf, n)
-	d.Obs = slices.Grow(d.Obs, n)
-	d.Sel = slices.Grow(d.Sel, n)
+	if d.Type == provider.Noul {
+		d.Obs = slices.Grow(d.Obs, n)
+	}
+	if d.Type == provider.Score {
+		d.Sel = slices.Grow(d.Sel, n)
+	}
 	d.DecConf = slices.Grow(d.DecConf, n)
 	d.Brier = slices.Grow(d.Brier, n)
 	d.NLL = slices.Grow(d.NLL, n)
@@ -312,13 +325,20 @@ func (d *Data) appendRec(q *provider.Question, r *Rec, opt Options) {
 		c = 1 - eps
 	}
 	d.N++
-	d.IDs = append(d.IDs, r.ItemID)
+	if d.keepIDs {
+		d.IDs = append(d.IDs, r.ItemID)
+	}
 	d.Label = append(d.Label, int32(y))
 	d.Dec = append(d.Dec, int32(dec))
 	d.Correct = append(d.Correct, corr)
 	d.Conf = append(d.Conf, conf)
-	d.Obs = append(d.Obs, ob)
-	d.Sel = append(d.Sel, sel)
+	// Sel and Obs only where they are not another column (see shareColumns).
+	if q.Type == provider.Noul {
+		d.Obs = append(d.Obs, ob)
+	}
+	if q.Type == provider.Score {
+		d.Sel = append(d.Sel, sel)
+	}
 	d.DecConf = append(d.DecConf, dconf)
 	d.Brier = append(d.Brier, brier)
 	d.NLL = append(d.NLL, -math.Log(c))
@@ -326,9 +346,26 @@ func (d *Data) appendRec(q *provider.Question, r *Rec, opt Options) {
 	d.binW = append(d.binW, int32(widthBin(conf, opt.Bins)))
 }
 
+// shareColumns points the columns that hold another's values at it: a
+// choice's Sel at Conf (its selective confidence is its top probability),
+// a choice's or score's Obs at Correct (it is calibrated against being
+// right), a noul's Sel at DecConf (the probability of its decided
+// outcome).
+func (d *Data) shareColumns() {
+	switch d.Type {
+	case provider.Choice:
+		d.Sel, d.Obs = d.Conf, d.Correct
+	case provider.Score:
+		d.Obs = d.Correct
+	case provider.Noul:
+		d.Sel = d.DecConf
+	}
+}
+
 // index builds what the metrics read besides the per-item columns (which
 // must be filled): the sort orders, tie groups, cells and scratch space.
 func (d *Data) index() {
+	d.shareColumns()
 	n, k := d.N, d.K
 	t := d.Type
 	d.ones = make([]float64, n)
