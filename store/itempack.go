@@ -320,18 +320,32 @@ func (d *itemDecoder) recycle() {
 
 var errPacked = errors.New("packed answers are damaged")
 
+// reader reads a packed value. Its first error sticks and empties b, so
+// every later read returns zero values without checking err first.
 type reader struct {
 	b   []byte
 	err error
 }
 
+func (r *reader) fail() {
+	r.err, r.b = errPacked, nil
+}
+
+// uvarint reads a uvarint; the one-byte case (lengths, flags, most
+// numbers) is inlined at the call.
 func (r *reader) uvarint() uint64 {
-	if r.err != nil {
-		return 0
+	b := r.b
+	if len(b) == 0 || b[0] >= 0x80 {
+		return r.uvarintLong()
 	}
+	r.b = b[1:]
+	return uint64(b[0])
+}
+
+func (r *reader) uvarintLong() uint64 {
 	v, n := binary.Uvarint(r.b)
 	if n <= 0 {
-		r.err = errPacked
+		r.fail()
 		return 0
 	}
 	r.b = r.b[n:]
@@ -339,12 +353,9 @@ func (r *reader) uvarint() uint64 {
 }
 
 func (r *reader) varint() int64 {
-	if r.err != nil {
-		return 0
-	}
 	v, n := binary.Varint(r.b)
 	if n <= 0 {
-		r.err = errPacked
+		r.fail()
 		return 0
 	}
 	r.b = r.b[n:]
@@ -353,11 +364,8 @@ func (r *reader) varint() int64 {
 
 func (r *reader) bytes() []byte {
 	n := r.uvarint()
-	if r.err != nil {
-		return nil
-	}
 	if n > uint64(len(r.b)) {
-		r.err = errPacked
+		r.fail()
 		return nil
 	}
 	s := r.b[:n:n]
@@ -366,11 +374,8 @@ func (r *reader) bytes() []byte {
 }
 
 func (r *reader) float() float64 {
-	if r.err != nil {
-		return 0
-	}
 	if len(r.b) < 8 {
-		r.err = errPacked
+		r.fail()
 		return 0
 	}
 	v := math.Float64frombits(binary.LittleEndian.Uint64(r.b))
