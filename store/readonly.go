@@ -154,7 +154,7 @@ func OpenReadOnlyWith(path string, opt OpenOptions) (*DB, error) {
 // openRO opens path read-only and makes one read, so a database that
 // cannot be read fails here rather than in the first query.
 func openRO(path string, immutable bool) (*DB, error) {
-	dsn := "file:" + escapePath(path) + fmt.Sprintf("?mode=ro&_query_only=1&_busy_timeout=%d&_foreign_keys=on", BusyTimeout.Milliseconds())
+	dsn := "file:" + escapePath(path) + fmt.Sprintf("?mode=ro&_query_only=1&_busy_timeout=%d&_foreign_keys=on&_cache_size=-%d", BusyTimeout.Milliseconds(), cacheKiB)
 	if immutable {
 		dsn += "&immutable=1"
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"testing"
 )
@@ -94,4 +95,46 @@ func TestCloseIdleClosesPooledConnections(t *testing.T) {
 	if _, err := db.SaveItems(ctx, r.ID, []ItemResult{sampleItem("a", 0, 0, 0.5)}); err != nil {
 		t.Fatalf("write after CloseIdle: %v", err)
 	}
+}
+
+// Every connection, writable or read-only, runs with the bounded page
+// cache (cacheKiB), so the pool's caches cannot grow past maxConns MiB;
+// and CloseIdle, which closes them and trims the C heap, leaves the pool
+// working.
+func TestConnectionsUseTheBoundedPageCache(t *testing.T) {
+	ctx := context.Background()
+	db := openTemp(t)
+	check := func(name string, q interface {
+		QueryRowContext(context.Context, string, ...any) *sql.Row
+	}) {
+		t.Helper()
+		var kib int
+		if err := q.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&kib); err != nil {
+			t.Fatal(err)
+		}
+		if kib != -cacheKiB {
+			t.Fatalf("%s: cache_size %d, want -%d (KiB)", name, kib, cacheKiB)
+		}
+	}
+	// Hold several connections at once, as a run's lookups do.
+	var conns []*sql.Conn
+	for range 4 {
+		c, err := db.sql.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		check("pooled connection", c)
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	db.CloseIdle()
+	check("after CloseIdle", db.sql)
+	ro, err := OpenReadOnly(db.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	check("read-only", ro.sql)
 }

@@ -56,6 +56,16 @@ var migrations embed.FS
 // maxConns bounds the pool of connections (open and idle).
 const maxConns = 8
 
+// cacheKiB is each connection's page cache (PRAGMA cache_size, in KiB;
+// SQLite's default is 2,000). A run's concurrent lookups open every
+// connection of the pool and each fills its cache as the database grows,
+// so the pool's caches bound how a long run's memory grows: at 1 MiB they
+// hold 8 MiB, and storing items was as fast as with 2 MB each
+// (BenchmarkSaveItems, 100,000 items: 85-89 µs per item either way).
+// Reports and comparisons scan whole tables, which a page cache does not
+// speed up.
+const cacheKiB = 1024
+
 // BusyTimeout is how long a statement waits for another connection's (or
 // process's) write lock before failing.
 const BusyTimeout = 15 * time.Second
@@ -99,8 +109,8 @@ func DefaultPath() string {
 // Open opens (creating if needed) the database at path and brings its schema
 // up to date. ":memory:" opens a private temporary database removed on
 // Close. A new file is created with mode 0600 and its directory with
-// 0700. The connection uses WAL, a busy timeout of BusyTimeout, foreign keys
-// and synchronous=NORMAL.
+// 0700. The connection uses WAL, a busy timeout of BusyTimeout, foreign keys,
+// synchronous=NORMAL and a 1 MiB page cache (cacheKiB).
 func Open(path string) (*DB, error) {
 	return OpenWith(path, OpenOptions{})
 }
@@ -135,8 +145,8 @@ func OpenWith(path string, opt OpenOptions) (*DB, error) {
 		f.Close()
 	}
 	dsn := "file:" + escapePath(path) + fmt.Sprintf(
-		"?_journal_mode=WAL&_busy_timeout=%d&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate",
-		BusyTimeout.Milliseconds())
+		"?_journal_mode=WAL&_busy_timeout=%d&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate&_cache_size=-%d",
+		BusyTimeout.Milliseconds(), cacheKiB)
 	sdb, err := sql.Open("sqlite3", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
@@ -350,8 +360,11 @@ func parseTime(s string) time.Time {
 // CloseIdle closes the pool's idle connections. Each keeps its own page
 // cache (up to 2 MB of C memory) and prepared statements; after a run's
 // concurrent lookups and writes only one is needed at a time, and a
-// connection closed here is opened again when one is needed.
+// connection closed here is opened again when one is needed. The memory
+// they freed is handed back to the operating system (trimCHeap), so the
+// process's resident size falls with them.
 func (db *DB) CloseIdle() {
 	db.sql.SetMaxIdleConns(0)
 	db.sql.SetMaxIdleConns(maxConns)
+	trimCHeap()
 }
