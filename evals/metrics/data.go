@@ -244,30 +244,26 @@ func newData(q *provider.Question, opt Options) *Data {
 	return &Data{Type: q.Type, K: q.Size(), bins: opt.Bins}
 }
 
-// grow makes room for n more items in every per-item column.
+// grow makes room for n more items in every per-item column the type
+// fills (appendRec).
 func (d *Data) grow(n int) {
 	if d.keepIDs {
 		d.IDs = slices.Grow(d.IDs, n)
 	}
-	d.Label = slices.Grow(d.Label, n)
-	d.Dec = slices.Grow(d.Dec, n)
-	d.Correct = slices.Grow(d.Correct, n)
-	d.Conf = slices.Grow(d.Conf, n)
-	if d.Type == provider.Noul {
-		d.Obs = slices.Grow(d.Obs, n)
+	floats := []*[]float64{&d.Correct, &d.Conf, &d.DecConf, &d.Brier, &d.NLL, &d.PTrue}
+	ints := []*[]int32{&d.Label, &d.Dec, &d.binW}
+	switch d.Type {
+	case provider.Noul:
+		floats = append(floats, &d.Obs)
+	case provider.Score:
+		floats = append(floats, &d.Sel, &d.Score, &d.RPS)
+		ints = append(ints, &d.Nearest)
 	}
-	if d.Type == provider.Score {
-		d.Sel = slices.Grow(d.Sel, n)
+	for _, c := range floats {
+		*c = slices.Grow(*c, n)
 	}
-	d.DecConf = slices.Grow(d.DecConf, n)
-	d.Brier = slices.Grow(d.Brier, n)
-	d.NLL = slices.Grow(d.NLL, n)
-	d.PTrue = slices.Grow(d.PTrue, n)
-	d.binW = slices.Grow(d.binW, n)
-	if d.Type == provider.Score {
-		d.Score = slices.Grow(d.Score, n)
-		d.Nearest = slices.Grow(d.Nearest, n)
-		d.RPS = slices.Grow(d.RPS, n)
+	for _, c := range ints {
+		*c = slices.Grow(*c, n)
 	}
 }
 

@@ -47,30 +47,29 @@ func FitCosts(set *questionset.Set, obs map[string][]metrics.Obs, sp questionset
 // FitCost is FitCosts for one question e and its observations; ok is false
 // when e is not a noul that declares costs.
 func FitCost(set *questionset.Set, e provider.QuestionEntry, obs []metrics.Obs, sp questionset.SplitSpec, runSplit string) (CostFit, bool) {
-	return FitCostRecs(set, e, metrics.RecsOf(&e.Question, obs), sp, runSplit)
-}
-
-// FitCostRecs is FitCost over observations reduced to Recs.
-func FitCostRecs(set *questionset.Set, e provider.QuestionEntry, recs []metrics.Rec, sp questionset.SplitSpec, runSplit string) (CostFit, bool) {
 	f, ok := NewCostFitter(set, e, sp, runSplit)
 	if !ok {
 		return CostFit{}, false
 	}
-	for i := range recs {
-		f.Add(&recs[i])
-	}
+	feedObs(&e.Question, obs, f.Add)
 	return f.Fit(), true
 }
 
-// CostFitter is FitCostRecs over a stream of Recs (a metrics.Recorder's
+// feedObs hands add each observation of obs reduced to its Rec.
+func feedObs(q *provider.Question, obs []metrics.Obs, add func(*metrics.Rec)) {
+	for i := range obs {
+		r := metrics.RecOf(q, &obs[i])
+		add(&r)
+	}
+}
+
+// CostFitter is FitCost over a stream of Recs (a metrics.Recorder's
 // OnItem): each labelled first repeat is split into dev or test as it
 // comes, and only its probability and label are kept.
 type CostFitter struct {
-	e         provider.QuestionEntry
-	c         costs.Costs
-	sp        questionset.SplitSpec
-	runSplit  string
-	dev, test []costs.Point
+	e   provider.QuestionEntry
+	c   costs.Costs
+	pts splitPoints[costs.Point]
 }
 
 // NewCostFitter starts question e's cost fit; ok is false when e is not a
@@ -81,7 +80,7 @@ func NewCostFitter(set *questionset.Set, e provider.QuestionEntry, sp questionse
 		return nil, false
 	}
 	c := costs.Costs{FalsePositive: st.Costs.FalsePositive, FalseNegative: st.Costs.FalseNegative, Abstain: st.Costs.Abstain}
-	return &CostFitter{e: e, c: c, sp: sp, runSplit: runSplit}, true
+	return &CostFitter{e: e, c: c, pts: splitPoints[costs.Point]{sp: sp, runSplit: runSplit}}, true
 }
 
 // Add reads one item's Rec (it is not kept).
@@ -89,29 +88,48 @@ func (f *CostFitter) Add(o *metrics.Rec) {
 	if o.Repeat != 0 || !o.Labelled() {
 		return
 	}
-	p := costs.Point{P: o.P, Label: o.Label == 1}
-	if f.runSplit == "" && f.sp.Of(o.ItemID) == questionset.SplitTest {
-		f.test = append(f.test, p)
-	} else {
-		f.dev = append(f.dev, p)
-	}
+	f.pts.add(o.ItemID, costs.Point{P: o.P, Label: o.Label == 1})
 }
 
 // Fit is the fit of the Recs added.
 func (f *CostFitter) Fit() CostFit {
-	runSplit, c, dev, test := f.runSplit, f.c, f.dev, f.test
-	out := CostFit{Question: f.e.ID, Costs: c, FitOn: questionset.SplitDev, CheckOn: questionset.SplitTest, Split: f.sp.String()}
-	if runSplit != "" {
-		out.FitOn, out.CheckOn, out.Split = runSplit, "", "the run asked "+runSplit+" only"
-		out.Note = "fitted in-sample on the run's " + runSplit + " items; evaluate every item to fit on dev and check on test"
-	}
-	out.Fit = costs.Fit(dev, c)
-	out.TooFew = costs.TooFew(dev)
-	if runSplit == "" {
-		chk := costs.Evaluate(test, out.Fit.Lo, out.Fit.Hi, c)
+	c, p := f.c, &f.pts
+	out := CostFit{Question: f.e.ID, Costs: c}
+	out.FitOn, out.CheckOn, out.Split, out.Note = p.parts()
+	out.Fit = costs.Fit(p.dev, c)
+	out.TooFew = costs.TooFew(p.dev)
+	if p.runSplit == "" {
+		chk := costs.Evaluate(p.test, out.Fit.Lo, out.Fit.Hi, c)
 		out.Check = &chk
 	}
 	return out
+}
+
+// splitPoints holds a cost fit's points as they stream, split by item id
+// into dev (fit) and test (check); a run that asked one part only keeps
+// every point on that part (an in-sample fit).
+type splitPoints[P any] struct {
+	sp        questionset.SplitSpec
+	runSplit  string
+	dev, test []P
+}
+
+func (s *splitPoints[P]) add(itemID string, p P) {
+	if s.runSplit == "" && s.sp.Of(itemID) == questionset.SplitTest {
+		s.test = append(s.test, p)
+	} else {
+		s.dev = append(s.dev, p)
+	}
+}
+
+// parts names where the fit was made and checked, how the parts were
+// drawn, and a note for an in-sample fit.
+func (s *splitPoints[P]) parts() (fitOn, checkOn, split, note string) {
+	if s.runSplit != "" {
+		return s.runSplit, "", "the run asked " + s.runSplit + " only",
+			"fitted in-sample on the run's " + s.runSplit + " items; evaluate every item to fit on dev and check on test"
+	}
+	return questionset.SplitDev, questionset.SplitTest, s.sp.String(), ""
 }
 
 // CostLines are the text lines of a report's cost fits.
@@ -278,24 +296,6 @@ type ChoiceCostFit struct {
 	TooFew   string               `json:"too_few,omitempty"`
 }
 
-// ChoicePoints are the labelled choice answers of obs (first repeat,
-// answered, label in range) for the cost fit: the decision
-// (metrics.Decide) and the top probability it is decided with.
-func ChoicePoints(q *provider.Question, obs []metrics.Obs) []ChoiceObs {
-	return ChoicePointsRecs(q, metrics.RecsOf(q, obs))
-}
-
-// ChoicePointsRecs is ChoicePoints over observations reduced to Recs.
-func ChoicePointsRecs(q *provider.Question, recs []metrics.Rec) []ChoiceObs {
-	var out []ChoiceObs
-	for i := range recs {
-		if p, ok := choicePoint(q, &recs[i]); ok {
-			out = append(out, ChoiceObs{ItemID: recs[i].ItemID, Point: p})
-		}
-	}
-	return out
-}
-
 // choicePoint is o's choice point; ok is false unless o is a labelled
 // first repeat.
 func choicePoint(q *provider.Question, o *metrics.Rec) (costs.ChoicePoint, bool) {
@@ -303,12 +303,6 @@ func choicePoint(q *provider.Question, o *metrics.Rec) (costs.ChoicePoint, bool)
 		return costs.ChoicePoint{}, false
 	}
 	return costs.ChoicePoint{Conf: o.Top, Decision: o.Decision(q, 0.5), Label: int(o.Label)}, true
-}
-
-// ChoiceObs is one item's choice point.
-type ChoiceObs struct {
-	ItemID string
-	Point  costs.ChoicePoint
 }
 
 // ChoiceCostsOf returns the dense costs of question e, ok false when it
@@ -340,29 +334,20 @@ func FitChoiceCosts(set *questionset.Set, obs map[string][]metrics.Obs, sp quest
 // FitChoiceCost is FitChoiceCosts for one question e and its observations;
 // ok is false when e is not a choice that declares costs.
 func FitChoiceCost(set *questionset.Set, e provider.QuestionEntry, obs []metrics.Obs, sp questionset.SplitSpec, runSplit string) (ChoiceCostFit, bool) {
-	return FitChoiceCostRecs(set, e, metrics.RecsOf(&e.Question, obs), sp, runSplit)
-}
-
-// FitChoiceCostRecs is FitChoiceCost over observations reduced to Recs.
-func FitChoiceCostRecs(set *questionset.Set, e provider.QuestionEntry, recs []metrics.Rec, sp questionset.SplitSpec, runSplit string) (ChoiceCostFit, bool) {
 	f, ok := NewChoiceCostFitter(set, e, sp, runSplit)
 	if !ok {
 		return ChoiceCostFit{}, false
 	}
-	for i := range recs {
-		f.Add(&recs[i])
-	}
+	feedObs(&e.Question, obs, f.Add)
 	return f.Fit(), true
 }
 
-// ChoiceCostFitter is FitChoiceCostRecs over a stream of Recs, as
+// ChoiceCostFitter is FitChoiceCost over a stream of Recs, as
 // CostFitter is for nouls.
 type ChoiceCostFitter struct {
-	e         provider.QuestionEntry
-	c         costs.ChoiceCosts
-	sp        questionset.SplitSpec
-	runSplit  string
-	dev, test []costs.ChoicePoint
+	e   provider.QuestionEntry
+	c   costs.ChoiceCosts
+	pts splitPoints[costs.ChoicePoint]
 }
 
 // NewChoiceCostFitter starts question e's cost fit; ok is false when e is
@@ -372,37 +357,28 @@ func NewChoiceCostFitter(set *questionset.Set, e provider.QuestionEntry, sp ques
 	if !ok {
 		return nil, false
 	}
-	return &ChoiceCostFitter{e: e, c: c, sp: sp, runSplit: runSplit}, true
+	return &ChoiceCostFitter{e: e, c: c, pts: splitPoints[costs.ChoicePoint]{sp: sp, runSplit: runSplit}}, true
 }
 
 // Add reads one item's Rec (it is not kept).
 func (f *ChoiceCostFitter) Add(o *metrics.Rec) {
-	p, ok := choicePoint(&f.e.Question, o)
-	if !ok {
-		return
-	}
-	if f.runSplit == "" && f.sp.Of(o.ItemID) == questionset.SplitTest {
-		f.test = append(f.test, p)
-	} else {
-		f.dev = append(f.dev, p)
+	if p, ok := choicePoint(&f.e.Question, o); ok {
+		f.pts.add(o.ItemID, p)
 	}
 }
 
 // Fit is the fit of the Recs added.
 func (f *ChoiceCostFitter) Fit() ChoiceCostFit {
-	runSplit, c, dev, test := f.runSplit, f.c, f.dev, f.test
-	out := ChoiceCostFit{Question: f.e.ID, Costs: c, FitOn: questionset.SplitDev, CheckOn: questionset.SplitTest, Split: f.sp.String()}
-	if runSplit != "" {
-		out.FitOn, out.CheckOn, out.Split = runSplit, "", "the run asked "+runSplit+" only"
-		out.Note = "fitted in-sample on the run's " + runSplit + " items; evaluate every item to fit on dev and check on test"
-	}
-	out.Fit = costs.FitChoice(dev, c)
+	c, p := f.c, &f.pts
+	out := ChoiceCostFit{Question: f.e.ID, Costs: c}
+	out.FitOn, out.CheckOn, out.Split, out.Note = p.parts()
+	out.Fit = costs.FitChoice(p.dev, c)
 	out.Cutpoint = costs.Threshold(out.Fit.Cutpoint)
-	if len(dev) < costs.MinFitLabels {
-		out.TooFew = fmt.Sprintf("%d labelled answers to fit on; a cost-optimal cut-point needs at least %d", len(dev), costs.MinFitLabels)
+	if len(p.dev) < costs.MinFitLabels {
+		out.TooFew = fmt.Sprintf("%d labelled answers to fit on; a cost-optimal cut-point needs at least %d", len(p.dev), costs.MinFitLabels)
 	}
-	if runSplit == "" {
-		chk := costs.EvaluateChoice(test, out.Fit.Cutpoint, c)
+	if p.runSplit == "" {
+		chk := costs.EvaluateChoice(p.test, out.Fit.Cutpoint, c)
 		out.Check = &chk
 	}
 	return out
