@@ -294,14 +294,6 @@ func (rc *Recorder) Grow(n int) {
 	}
 }
 
-// Items is the number of items read so far (the one being read included).
-func (rc *Recorder) Items() int {
-	if rc.open {
-		return rc.items + 1
-	}
-	return rc.items
-}
-
 // Report computes the question's report from what was read. The Recorder
 // is spent: its columns become the report's data and are released with
 // it.
@@ -467,9 +459,6 @@ func (t *ItemNames) Add(id string) int32 {
 	t.ids = append(t.ids, id)
 	return int32(len(t.ids) - 1)
 }
-
-// Len is the number of ids added.
-func (t *ItemNames) Len() int { return len(t.ids) }
 
 // RecColumns holds one question's Recs as columns of just the fields its
 // type reads (a noul's P; a choice's top, label and decision

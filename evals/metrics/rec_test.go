@@ -87,10 +87,11 @@ func TestRecorderIsCompute(t *testing.T) {
 		for i := range obs {
 			rc.Add(&obs[i])
 		}
-		if rc.Items() != 300 {
-			t.Fatalf("%s: %d items, want 300", name, rc.Items())
+		rep := rc.Report()
+		if rep.N != 300 {
+			t.Fatalf("%s: %d items, want 300", name, rep.N)
 		}
-		got, _ := json.Marshal(rc.Report())
+		got, _ := json.Marshal(rep)
 		if string(got) != string(want) {
 			t.Fatalf("%s: recorder\n%s\nwant Compute's\n%s", name, got, want)
 		}
