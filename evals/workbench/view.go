@@ -325,7 +325,7 @@ func (v *RunView) measure(ctx context.Context, db *store.DB, opt MetricOptions, 
 			rc.OnItem(choiceFit.Add)
 		}
 		if v.stream != nil {
-			// One Rec per item: room for the run's items up front.
+			// Room for the run's items in the metric columns up front.
 			rc.Grow(run.Done / max(run.Repeat, 1))
 			if err := v.stream.each(e.ID, rc.Add); err != nil {
 				return err
