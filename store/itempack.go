@@ -332,7 +332,7 @@ func (r *reader) fail() {
 }
 
 // uvarint reads a uvarint; the one-byte case (lengths, flags, most
-// numbers) is inlined at the call.
+// numbers) is read directly, without binary.Uvarint's loop.
 func (r *reader) uvarint() uint64 {
 	b := r.b
 	if len(b) == 0 || b[0] >= 0x80 {
