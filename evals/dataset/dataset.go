@@ -272,7 +272,7 @@ func Parse(name string, r io.Reader, opt Options, set *questionset.Set, fn func(
 			format = "csv"
 		}
 	}
-	rd := &reader{name: name, opt: opt, set: set, fn: fn, seed1: maphash.MakeSeed(), seed2: maphash.MakeSeed(), ids: map[[2]uint64]int{}}
+	rd := &reader{name: name, opt: opt, set: set, fn: fn, ids: NewIDSet()}
 	if err := rd.checkOptions(); err != nil {
 		return err
 	}
@@ -342,15 +342,14 @@ type tooManyError struct{}
 func (tooManyError) Error() string { return "too many errors" }
 
 type reader struct {
-	name         string
-	opt          Options
-	set          *questionset.Set
-	fn           func(Item) error
-	errs         ErrorList
-	seed1, seed2 maphash.Seed
-	ids          map[[2]uint64]int // id hash → first line
-	rows         int
-	fieldSeen    map[string]bool // mapped label fields seen at least once (JSONL)
+	name      string
+	opt       Options
+	set       *questionset.Set
+	fn        func(Item) error
+	errs      ErrorList
+	ids       *IDSet
+	rows      int
+	fieldSeen map[string]bool // mapped label fields seen at least once (JSONL)
 }
 
 func (rd *reader) checkOptions() error {
@@ -384,12 +383,33 @@ func (rd *reader) fail(e *Error) error {
 // seenID records id and returns the line of an earlier item with the same
 // id, or 0.
 func (rd *reader) seenID(id string, line int) int {
-	k := [2]uint64{maphash.String(rd.seed1, id), maphash.String(rd.seed2, id)}
-	if first, ok := rd.ids[k]; ok {
-		return first
+	first, _ := rd.ids.Add(id, line) // lines start at 1
+	return first
+}
+
+// IDSet remembers item ids by a 128-bit hash of each (two independently
+// seeded maphashes; a false match is a 2⁻¹²⁸ chance per pair), with the
+// line each was first seen on: a duplicate check that keeps 24 bytes per
+// id instead of the id, for datasets of millions of items.
+type IDSet struct {
+	seed1, seed2 maphash.Seed
+	ids          map[[2]uint64]int
+}
+
+// NewIDSet is an empty IDSet.
+func NewIDSet() *IDSet {
+	return &IDSet{seed1: maphash.MakeSeed(), seed2: maphash.MakeSeed(), ids: map[[2]uint64]int{}}
+}
+
+// Add records id, first seen at line; when id was added before, it
+// records nothing and returns dup with the line it was first added with.
+func (s *IDSet) Add(id string, line int) (first int, dup bool) {
+	k := [2]uint64{maphash.String(s.seed1, id), maphash.String(s.seed2, id)}
+	if first, ok := s.ids[k]; ok {
+		return first, true
 	}
-	rd.ids[k] = line
-	return 0
+	s.ids[k] = line
+	return 0, false
 }
 
 // emit hands a valid item to fn.

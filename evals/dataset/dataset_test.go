@@ -257,3 +257,26 @@ func TestStreamGzip(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// IDSet finds a repeated id whatever line it was first seen on (line 0
+// included: items built in memory have none) and keeps no id.
+func TestIDSet(t *testing.T) {
+	s := NewIDSet()
+	if _, dup := s.Add("a", 0); dup {
+		t.Fatal("first a reported as a duplicate")
+	}
+	if _, dup := s.Add("b", 7); dup {
+		t.Fatal("b reported as a duplicate")
+	}
+	if first, dup := s.Add("a", 9); !dup || first != 0 {
+		t.Fatalf("second a: first %d, dup %v; want line 0, true", first, dup)
+	}
+	if first, dup := s.Add("b", 12); !dup || first != 7 {
+		t.Fatalf("second b: first %d, dup %v; want line 7, true", first, dup)
+	}
+	for i := range 10000 {
+		if _, dup := s.Add(fmt.Sprint("id-", i), i+20); dup {
+			t.Fatalf("id-%d reported as a duplicate", i)
+		}
+	}
+}

@@ -237,7 +237,9 @@ func (c *Config) defaults() error {
 // check that item ids are unique (a run is keyed by item id).
 func scan(ctx context.Context, src func(fn func(dataset.Item) error) error) (hash string, n int, err error) {
 	h := newDatasetHasher()
-	seen := make(map[string]int)
+	// By hash, not by the ids themselves: a million-item dataset's ids
+	// would otherwise all be held through the scan.
+	seen := dataset.NewIDSet()
 	err = src(func(it dataset.Item) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -245,10 +247,9 @@ func scan(ctx context.Context, src func(fn func(dataset.Item) error) error) (has
 		if it.ID == "" {
 			return fmt.Errorf("item %d (line %d) has no id; every item needs one so a run can be resumed and compared", h.n+1, it.Line)
 		}
-		if prev, dup := seen[it.ID]; dup {
+		if prev, dup := seen.Add(it.ID, it.Line); dup {
 			return fmt.Errorf("item id %q appears twice (lines %d and %d); ids must be unique", it.ID, prev, it.Line)
 		}
-		seen[it.ID] = it.Line
 		h.add(&it)
 		return nil
 	})
