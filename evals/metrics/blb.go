@@ -7,8 +7,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-
-	"github.com/jevlab/jevlab/provider"
 )
 
 // Large samples are resampled by the bag of little bootstraps (Kleiner,
@@ -387,10 +385,10 @@ func (d *Data) Subset(idx []int32) *Data {
 	s.Correct, s.Conf, s.DecConf = pick(d.Correct, idx), pick(d.Conf, idx), pick(d.DecConf, idx)
 	// Sel and Obs are picked only where they are not another column
 	// (index shares them again).
-	if d.Type == provider.Noul {
+	if d.ownObs() {
 		s.Obs = pick(d.Obs, idx)
 	}
-	if d.Type == provider.Score {
+	if d.ownSel() {
 		s.Sel = pick(d.Sel, idx)
 	}
 	s.Brier, s.NLL, s.PTrue = pick(d.Brier, idx), pick(d.NLL, idx), pick(d.PTrue, idx)

@@ -252,11 +252,14 @@ func (d *Data) grow(n int) {
 	}
 	floats := []*[]float64{&d.Correct, &d.Conf, &d.DecConf, &d.Brier, &d.NLL, &d.PTrue}
 	ints := []*[]int32{&d.Label, &d.Dec, &d.binW}
-	switch d.Type {
-	case provider.Noul:
+	if d.ownObs() {
 		floats = append(floats, &d.Obs)
-	case provider.Score:
-		floats = append(floats, &d.Sel, &d.Score, &d.RPS)
+	}
+	if d.ownSel() {
+		floats = append(floats, &d.Sel)
+	}
+	if d.Type == provider.Score {
+		floats = append(floats, &d.Score, &d.RPS)
 		ints = append(ints, &d.Nearest)
 	}
 	for _, c := range floats {
@@ -329,10 +332,10 @@ func (d *Data) appendRec(q *provider.Question, r *Rec, opt Options) {
 	d.Correct = append(d.Correct, corr)
 	d.Conf = append(d.Conf, conf)
 	// Sel and Obs only where they are not another column (see shareColumns).
-	if q.Type == provider.Noul {
+	if d.ownObs() {
 		d.Obs = append(d.Obs, ob)
 	}
-	if q.Type == provider.Score {
+	if d.ownSel() {
 		d.Sel = append(d.Sel, sel)
 	}
 	d.DecConf = append(d.DecConf, dconf)
@@ -348,15 +351,22 @@ func (d *Data) appendRec(q *provider.Question, r *Rec, opt Options) {
 // right), a noul's Sel at DecConf (the probability of its decided
 // outcome).
 func (d *Data) shareColumns() {
-	switch d.Type {
-	case provider.Choice:
-		d.Sel, d.Obs = d.Conf, d.Correct
-	case provider.Score:
+	if !d.ownObs() {
 		d.Obs = d.Correct
-	case provider.Noul:
-		d.Sel = d.DecConf
+	}
+	if !d.ownSel() {
+		d.Sel = d.Conf
+		if d.Type == provider.Noul {
+			d.Sel = d.DecConf
+		}
 	}
 }
+
+// ownObs and ownSel say whether Obs and Sel are columns of their own
+// (filled item by item) rather than another column (shareColumns): Obs is
+// a noul's label, Sel a score's own confidence.
+func (d *Data) ownObs() bool { return d.Type == provider.Noul }
+func (d *Data) ownSel() bool { return d.Type == provider.Score }
 
 // index builds what the metrics read besides the per-item columns (which
 // must be filled): the sort orders, tie groups, cells and scratch space.
