@@ -29,7 +29,7 @@ import (
 //	  str   type                         (ansAnswer)
 //	  8 B   p (noul) or score (score), float64 bits; str choice (choice)
 //	  8 B   confidence, float64 bits     (ansConfidence)
-//	  str   probabilities, appendFloats' text (ansProbs)
+//	  dist  probabilities, or a box's edges (ansProbs; dist.go)
 //	  raw:  nothing (no raw); uvarint exchange id, offset, length (ansRawRef:
 //	        the bytes are exchanges.response[offset:offset+length]); or the
 //	        next entry of item_results.raws (ansRawInline)
@@ -38,11 +38,17 @@ import (
 // where str is a uvarint length and the bytes. item_results.raws holds the
 // inline raw answers in order, each a uvarint raw_dicts id (0: as is), a
 // uvarint length and the bytes (deflated with that dictionary, see
-// rawpack.go). Floats are kept as their bits and distributions as the
-// shortest text that parses back to the same float64s, so every value reads
-// back identical; raw answers are the bytes as received.
+// rawpack.go). Floats are kept as their bits and distributions as scaled
+// integers or bits (dist.go), so every value reads back identical; raw
+// answers are the bytes as received.
+//
+// Version 1 stored a distribution as str, the shortest text that parses
+// back to the same float64s (appendFloats); it is still read. Version 2's
+// scaled integers take a third of the bytes and read back without parsing
+// text (a comparison of two runs of 100,000 items spent a tenth of its time
+// parsing their distributions).
 
-const packVersion = 1
+const packVersion = 2
 
 const (
 	ansAnswer = 1 << iota
@@ -92,6 +98,12 @@ type rawSink func(questionID string, raw []byte) (ref rawRef, isRef bool, packed
 // encodeItem packs it's answers. Answers are sorted by question id (then
 // repeat, which is the item's own), the order they are read back in.
 func encodeItem(it *ItemResult, sink rawSink) (packedItem, error) {
+	return encodeItemAt(it, sink, packVersion)
+}
+
+// encodeItemAt is encodeItem writing the given version's format (1 only
+// to test that databases written before version 2 still read).
+func encodeItemAt(it *ItemResult, sink rawSink, version byte) (packedItem, error) {
 	ans := make([]*ItemAnswer, len(it.Answers))
 	for i := range it.Answers {
 		ans[i] = &it.Answers[i]
@@ -105,14 +117,13 @@ func encodeItem(it *ItemResult, sink rawSink) (packedItem, error) {
 		}
 	}
 	b := make([]byte, 0, 64+96*len(ans))
-	b = append(b, packVersion)
+	b = append(b, version)
 	b = appendStr(b, item.source)
 	b = appendStr(b, item.model)
 	b = appendStr(b, item.recorded)
 	b = appendStr(b, item.origin)
 	b = binary.AppendUvarint(b, uint64(len(ans)))
 	var raws []byte
-	var fbuf []byte
 	for _, a := range ans {
 		var flags uint64
 		an := a.Answer
@@ -120,6 +131,7 @@ func encodeItem(it *ItemResult, sink rawSink) (packedItem, error) {
 		var ref rawRef
 		var packed []byte
 		var dict int64
+		var probs []float64
 		if a.Label != nil {
 			flags |= ansLabel
 		}
@@ -139,7 +151,7 @@ func encodeItem(it *ItemResult, sink rawSink) (packedItem, error) {
 			if an.HasConfidence {
 				flags |= ansConfidence
 			}
-			probs := an.Probs
+			probs = an.Probs
 			if an.Type == provider.Box {
 				// A box has no distribution: the field holds its edges
 				// [top,bottom,left,right], so metrics read them without
@@ -151,7 +163,6 @@ func encodeItem(it *ItemResult, sink rawSink) (packedItem, error) {
 			}
 			if probs != nil {
 				flags |= ansProbs
-				fbuf = appendFloats(fbuf[:0], probs)
 			}
 			if an.Raw != nil {
 				r, isRef, p, d, err := sink(a.QuestionID, an.Raw)
@@ -198,7 +209,11 @@ func encodeItem(it *ItemResult, sink rawSink) (packedItem, error) {
 			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(an.Confidence))
 		}
 		if flags&ansProbs != 0 {
-			b = appendStr(b, string(fbuf))
+			if version == 1 {
+				b = appendStr(b, string(appendFloats(nil, probs)))
+			} else {
+				b = appendDist(b, probs)
+			}
 		}
 		switch {
 		case flags&ansRawRef != 0:
@@ -352,7 +367,12 @@ func (r *reader) uvarintLong() uint64 {
 	return v
 }
 
+// varint reads a varint, the one-byte case (label indexes) directly.
 func (r *reader) varint() int64 {
+	if b := r.b; len(b) > 0 && b[0] < 0x80 {
+		r.b = b[1:]
+		return int64(b[0]>>1) ^ -int64(b[0]&1)
+	}
 	v, n := binary.Varint(r.b)
 	if n <= 0 {
 		r.fail()
@@ -400,9 +420,10 @@ func (d *itemDecoder) time(b []byte) time.Time {
 // (they are left nil).
 func (d *itemDecoder) decode(out []ItemAnswer, b, raws []byte, itemID string, seq, repeat int, latency float64, src rawSource, only *string) ([]ItemAnswer, error) {
 	r := reader{b: b}
-	if len(r.b) == 0 || r.b[0] != packVersion {
+	if len(r.b) == 0 || r.b[0] < 1 || r.b[0] > packVersion {
 		return out, fmt.Errorf("%w: unknown version", errPacked)
 	}
+	textDists := r.b[0] == 1
 	r.b = r.b[1:]
 	src0, model0, rec0, origin0 := r.bytes(), r.bytes(), r.bytes(), r.bytes()
 	var item provider.Provenance
@@ -418,7 +439,7 @@ func (d *itemDecoder) decode(out []ItemAnswer, b, raws []byte, itemID string, se
 		flags := r.uvarint()
 		qid := r.bytes()
 		if only != nil && string(qid) != *only {
-			if err := skipAnswer(&r, &rr, flags); err != nil {
+			if err := skipAnswer(&r, &rr, flags, textDists); err != nil {
 				return out, err
 			}
 			continue
@@ -455,8 +476,9 @@ func (d *itemDecoder) decode(out []ItemAnswer, b, raws []byte, itemID string, se
 				an.Confidence, an.HasConfidence = r.float(), true
 			}
 			if flags&ansProbs != 0 {
-				pb := r.bytes()
-				if r.err == nil {
+				if !textDists {
+					an.Probs = r.dist(d.floatBuf)
+				} else if pb := r.bytes(); r.err == nil {
 					var err error
 					if an.Probs, err = parseFloatsInto(pb, d.floatBuf); err != nil {
 						return out, fmt.Errorf("question %s: bad stored distribution: %w", a.QuestionID, err)
@@ -517,8 +539,9 @@ func (d *itemDecoder) decode(out []ItemAnswer, b, raws []byte, itemID string, se
 }
 
 // skipAnswer moves r (and rr, past an inline raw) over the rest of an
-// answer with flags whose question id was read.
-func skipAnswer(r, rr *reader, flags uint64) error {
+// answer with flags whose question id was read; textDists says the
+// distribution is version 1's text.
+func skipAnswer(r, rr *reader, flags uint64, textDists bool) error {
 	for range 4 { // decided, label text, error kind, error message
 		r.bytes()
 	}
@@ -540,7 +563,11 @@ func skipAnswer(r, rr *reader, flags uint64) error {
 			r.float()
 		}
 		if flags&ansProbs != 0 {
-			r.bytes()
+			if textDists {
+				r.bytes()
+			} else {
+				r.skipDist()
+			}
 		}
 		switch {
 		case flags&ansRawRef != 0:
