@@ -205,31 +205,37 @@ func Prepare(q *provider.Question, obs []Obs, opt Options) *Data {
 
 // PrepareRecs is Prepare over observations already reduced to Recs.
 func PrepareRecs(q *provider.Question, recs []Rec, opt Options) *Data {
-	return prepareRecs(q, len(recs), func(i int) *Rec { return &recs[i] }, opt)
+	n := 0
+	for i := range recs {
+		if recs[i].Labelled() {
+			n++
+		}
+	}
+	return prepareRecs(q, len(recs), n, func(i int) *Rec { return &recs[i] }, opt)
 }
 
 // PrepareColumns is PrepareRecs over the Recs c holds, taken in order ord
 // (the i-th is c.Rec(ord[i])), read in place instead of copied out.
 func PrepareColumns(q *provider.Question, c *RecColumns, ord []int32, opt Options) *Data {
 	var r Rec
-	return prepareRecs(q, len(ord), func(i int) *Rec {
+	n := 0
+	for _, i := range ord {
+		if c.labelled(int(i)) {
+			n++
+		}
+	}
+	return prepareRecs(q, len(ord), n, func(i int) *Rec {
 		r = c.Rec(int(ord[i]))
 		return &r
 	}, opt)
 }
 
 // prepareRecs is PrepareRecs over the m Recs rec(0), …, rec(m-1) (each
-// valid until the next call).
-func prepareRecs(q *provider.Question, m int, rec func(i int) *Rec, opt Options) *Data {
+// valid until the next call), n of them Labelled.
+func prepareRecs(q *provider.Question, m, n int, rec func(i int) *Rec, opt Options) *Data {
 	opt = opt.WithDefaults()
 	d := newData(q, opt)
 	d.keepIDs = true
-	n := 0
-	for i := range m {
-		if rec(i).Labelled() {
-			n++
-		}
-	}
 	d.grow(n)
 	for i := range m {
 		d.appendRec(q, rec(i), opt)

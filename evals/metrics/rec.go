@@ -515,6 +515,12 @@ func (c *RecColumns) Append(r Rec, name int32) {
 	}
 }
 
+// labelled is c.Rec(i).Labelled(), without reading the rest.
+func (c *RecColumns) labelled(i int) bool {
+	r := Rec{Label: c.ints[2*i], flags: c.flags[i]}
+	return r.Labelled()
+}
+
 // Rec returns the i-th Rec as appended (Repeat 0), with its item id.
 func (c *RecColumns) Rec(i int) Rec {
 	r := Rec{ItemID: c.names.ids[c.ids[i]], Label: c.ints[2*i], Dec: c.ints[2*i+1], flags: c.flags[i]}
