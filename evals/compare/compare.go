@@ -3,11 +3,9 @@ package compare
 import (
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/jevlab/jevlab/evals/metrics"
 	"github.com/jevlab/jevlab/provider"
@@ -295,25 +293,18 @@ func CompareLoaded(a, b RunData, opt Options) (*Comparison, error) {
 	}
 	results := make([]QuestionComparison, len(a.Questions))
 	inB := make([]bool, len(a.Questions))
-	// Each question's result is independent of the others': they are
-	// prepared and resampled on GOMAXPROCS goroutines at once.
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	// One question at a time, each on every core (its two runs' columns
+	// are prepared at once, its resamples drawn on GOMAXPROCS goroutines):
+	// only one question's prepared columns are held beside the records of
+	// those still to come, which are dropped as each is done.
 	for i := range a.Questions {
 		if merged[i] == nil {
 			continue
 		}
 		inB[i] = true
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			results[i] = merged[i].result(opt)
-			merged[i] = nil // its records are no longer needed
-			<-sem
-		}()
+		results[i] = merged[i].result(opt)
+		merged[i] = nil // its records are no longer needed
 	}
-	wg.Wait()
 	little := false // the conventions name the bag of little bootstraps
 	for i, e := range a.Questions {
 		if !inB[i] {

@@ -35,7 +35,7 @@ func perQuestionReference(id string, qa, qb *provider.Question, obsA, obsB []met
 	ta, tb := a.threshold(id), b.threshold(id)
 	var la, lb []metrics.Obs
 	seen := 0
-	var sumTV, sumDP float64
+	var tvs, dps []float64
 	for i := range fa {
 		oa := &fa[i]
 		j, ok := posB[oa.ItemID]
@@ -50,8 +50,8 @@ func perQuestionReference(id string, qa, qb *provider.Question, obsA, obsB []met
 		}
 		qc.Paired++
 		da, db := metrics.Decide(qa, oa.Answer, ta), metrics.Decide(qa, ob.Answer, tb)
-		sumTV += metrics.TV(oa.Answer, ob.Answer)
-		sumDP += math.Abs(outcomeP(oa.Answer, da) - outcomeP(ob.Answer, da))
+		tvs = append(tvs, metrics.TV(oa.Answer, ob.Answer))
+		dps = append(dps, math.Abs(outcomeP(oa.Answer, da)-outcomeP(ob.Answer, da)))
 		if da != db {
 			qc.Drift.ChangedDecisions++
 		}
@@ -77,8 +77,9 @@ func perQuestionReference(id string, qa, qb *provider.Question, obsA, obsB []met
 	qc.OnlyB = len(fb) - seen
 	qc.Drift.N = qc.Paired
 	if qc.Paired > 0 {
-		qc.Drift.MeanTV = sumTV / float64(qc.Paired)
-		qc.Drift.MeanAbsDeltaP = sumDP / float64(qc.Paired)
+		// Exactly summed (bigSum), rounded once.
+		qc.Drift.MeanTV = bigSum(tvs) / float64(qc.Paired)
+		qc.Drift.MeanAbsDeltaP = bigSum(dps) / float64(qc.Paired)
 		qc.Drift.ChangedShare = float64(qc.Drift.ChangedDecisions) / float64(qc.Paired)
 	}
 

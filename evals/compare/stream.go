@@ -279,19 +279,15 @@ type pairedQuestion struct {
 	noiseB     *metrics.RepeatNoiser
 	onlyB      int
 	seen       int
-	drift      []driftTerm
+	// the drift terms' sums over the paired items, exact (the same in
+	// any order the items come)
+	sumTV, sumDP exactSum
 	// the labelled pairs: A's and B's records, and A's order of each
 	pairA, pairB *metrics.RecColumns
 	pairOrder    []int32
 	boxA         []orderedObs
 	boxB         []orderedObs
 	boxOrder     int
-}
-
-// driftTerm is one paired item's drift terms, summed in A's order.
-type driftTerm struct {
-	order  int32
-	tv, dp float64
 }
 
 type orderedObs struct {
@@ -319,7 +315,6 @@ func newPairedQuestion(id string, qi uint64, posB int, qa, qb *provider.Question
 	n := max(a.ItemsHint, 0)
 	p.pairA, p.pairB = metrics.NewRecColumns(qa.Type, n, names), metrics.NewRecColumns(qa.Type, n, names)
 	p.pairOrder = make([]int32, 0, n)
-	p.drift = make([]driftTerm, 0, n)
 	p.noiseA, p.noiseB = metrics.NewRepeatNoiser(qa, p.ta), metrics.NewRepeatNoiser(qa, p.tb)
 	return p
 }
@@ -405,7 +400,8 @@ func (p *pairedQuestion) item(ia, ib *Item, name int32) {
 	}
 	p.qc.Paired++
 	da, db := metrics.Decide(qa, x.Answer, p.ta), metrics.Decide(qa, lab.Answer, p.tb)
-	p.drift = append(p.drift, driftTerm{int32(ia.order(p.posA)), metrics.TV(x.Answer, lab.Answer), math.Abs(outcomeP(x.Answer, da) - outcomeP(lab.Answer, da))})
+	p.sumTV.add(metrics.TV(x.Answer, lab.Answer))
+	p.sumDP.add(math.Abs(outcomeP(x.Answer, da) - outcomeP(lab.Answer, da)))
 	if da != db {
 		p.qc.Drift.ChangedDecisions++
 	}
@@ -442,15 +438,8 @@ func (p *pairedQuestion) result(opt Options) QuestionComparison {
 	qc.OnlyB = p.onlyB
 	qc.Drift.N = qc.Paired
 	if qc.Paired > 0 {
-		slices.SortStableFunc(p.drift, func(x, y driftTerm) int { return int(x.order - y.order) })
-		var sumTV, sumDP float64
-		for _, d := range p.drift {
-			sumTV += d.tv
-			sumDP += d.dp
-		}
-		p.drift = nil
-		qc.Drift.MeanTV = sumTV / float64(qc.Paired)
-		qc.Drift.MeanAbsDeltaP = sumDP / float64(qc.Paired)
+		qc.Drift.MeanTV = p.sumTV.Float64() / float64(qc.Paired)
+		qc.Drift.MeanAbsDeltaP = p.sumDP.Float64() / float64(qc.Paired)
 		qc.Drift.ChangedShare = float64(qc.Drift.ChangedDecisions) / float64(qc.Paired)
 	}
 	qc.Noise.A, qc.Noise.B = p.noiseA.Result(), p.noiseB.Result()
@@ -468,7 +457,15 @@ func (p *pairedQuestion) result(opt Options) QuestionComparison {
 		slices.SortStableFunc(idx, func(x, y int32) int { return int(p.pairOrder[x] - p.pairOrder[y]) })
 		ma, mb := opt.Metrics, opt.Metrics
 		ma.Threshold, mb.Threshold = p.ta, p.tb
-		dA, dB := metrics.PrepareColumns(p.qa, p.pairA, idx, ma), metrics.PrepareColumns(p.qa, p.pairB, idx, mb)
+		// A's and B's columns are prepared at once, on two cores.
+		var dA *metrics.Data
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			dA = metrics.PrepareColumns(p.qa, p.pairA, idx, ma)
+		}()
+		dB := metrics.PrepareColumns(p.qa, p.pairB, idx, mb)
+		<-done
 		p.pairA, p.pairB, p.pairOrder = nil, nil, nil
 		plan := metrics.PlanFor(dA.N, opt.Bootstrap, opt.Seed+p.qi*0x9e3779b9, opt.Metrics.ExactBootstrapMax)
 		qc.Resampling = plan.Resampling()
