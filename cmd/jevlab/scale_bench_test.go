@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -81,6 +82,36 @@ func runMeasured(ctx context.Context, bin string, env []string, args ...string) 
 	return m, nil
 }
 
+// repeats is how many times the bench runs show and compare: one run on
+// a shared machine varies by up to 1.5×, so it reports their median wall
+// time (with the fastest and slowest) and their largest RSS.
+const repeats = 3
+
+// runRepeated runs the command repeats times.
+func runRepeated(ctx context.Context, bin string, env []string, args ...string) ([]measured, error) {
+	var ms []measured
+	for range repeats {
+		m, err := runMeasured(ctx, bin, env, args...)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, m)
+	}
+	return ms, nil
+}
+
+// spread is the median, fastest and slowest wall time of ms, and their
+// largest RSS.
+func spread(ms []measured) (median, fastest, slowest time.Duration, maxRSS int64) {
+	walls := make([]time.Duration, len(ms))
+	for i, m := range ms {
+		walls[i] = m.wall
+		maxRSS = max(maxRSS, m.maxRSS)
+	}
+	slices.Sort(walls)
+	return walls[len(walls)/2], walls[0], walls[len(walls)-1], maxRSS
+}
+
 func fileSize(paths ...string) int64 {
 	var n int64
 	for _, p := range paths {
@@ -96,7 +127,8 @@ func fileSize(paths ...string) int64 {
 // `jevlab show latest` and `jevlab compare` of two such runs, for each size
 // in $JEVLAB_SCALE (default 10000,100000; `make bench-scale`). It reports
 // eval's peak RSS, DB bytes per item, and show's and compare's wall time
-// and RSS. It is skipped unless $JEVLAB_SCALE is set, so `make bench`
+// and RSS (show and compare: the median of three runs, with the slowest, and
+// the largest RSS). It is skipped unless $JEVLAB_SCALE is set, so `make bench`
 // stays short.
 func BenchmarkScale(b *testing.B) {
 	sizes := os.Getenv("JEVLAB_SCALE")
@@ -187,7 +219,7 @@ func scaleOnce(b *testing.B, bin string, n int) {
 		evals[k] = m
 	}
 	dbBytes := fileSize(db, db+"-wal")
-	show, err := runMeasured(ctx, bin, env, "show", "latest")
+	shows, err := runRepeated(ctx, bin, env, "show", "latest")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -201,7 +233,7 @@ func scaleOnce(b *testing.B, bin string, n int) {
 	if err := json.Unmarshal([]byte(showJSON.out), &probe); err != nil || len(probe.Questions) != 8 {
 		b.Fatalf("show --json: %v (%d questions)", err, len(probe.Questions))
 	}
-	cmp, err := runMeasured(ctx, bin, env, "compare", "latest~1", "latest")
+	cmps, err := runRepeated(ctx, bin, env, "compare", "latest~1", "latest")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -211,8 +243,13 @@ func scaleOnce(b *testing.B, bin string, n int) {
 	b.ReportMetric(mb(evals[0].maxRSS), "eval-RSS-MB")
 	b.ReportMetric(float64(dbBytes)/float64(2*n), "DB-B/item")
 	b.ReportMetric(mb(dbBytes), "DB-MB(2runs)")
-	b.ReportMetric(show.wall.Seconds(), "show-s")
-	b.ReportMetric(mb(show.maxRSS), "show-RSS-MB")
-	b.ReportMetric(cmp.wall.Seconds(), "compare-s")
-	b.ReportMetric(mb(cmp.maxRSS), "compare-RSS-MB")
+	showMed, _, showMax, showRSS := spread(shows)
+	b.ReportMetric(showMed.Seconds(), "show-s")
+	b.ReportMetric(showMax.Seconds(), "show-s-max")
+	b.ReportMetric(mb(showRSS), "show-RSS-MB")
+	cmpMed, cmpMin, cmpMax, cmpRSS := spread(cmps)
+	b.ReportMetric(cmpMed.Seconds(), "compare-s")
+	b.ReportMetric(cmpMin.Seconds(), "compare-s-min")
+	b.ReportMetric(cmpMax.Seconds(), "compare-s-max")
+	b.ReportMetric(mb(cmpRSS), "compare-RSS-MB")
 }
