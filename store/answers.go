@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -347,7 +348,17 @@ func (db *DB) ForEachAnswerNoRaw(ctx context.Context, runID string, fn func(*Ite
 // comparison reads question by question, so a large run never has more
 // than one question's answers in memory.
 func (db *DB) ForEachQuestionAnswerNoRaw(ctx context.Context, runID, questionID string, fn func(*ItemAnswer) error) error {
-	return db.forEachAnswer(ctx, runID, answerFilter{question: questionID, byQuestion: true}, false, fn)
+	return db.ForEachQuestionsAnswerNoRaw(ctx, runID, []string{questionID}, fn)
+}
+
+// ForEachQuestionsAnswerNoRaw is ForEachQuestionAnswerNoRaw for several
+// questions in one pass: the answers of questionIDs only, in the same
+// order as ForEachAnswerNoRaw (so each question's come as
+// ForEachQuestionAnswerNoRaw streams them). Reading the rows costs the
+// same whatever they keep, so a report of several questions reads them
+// once instead of once per question.
+func (db *DB) ForEachQuestionsAnswerNoRaw(ctx context.Context, runID string, questionIDs []string, fn func(*ItemAnswer) error) error {
+	return db.forEachAnswer(ctx, runID, answerFilter{questions: slices.Clip(questionIDs), byQuestion: true}, false, fn)
 }
 
 // ForEachAnswerByItemNoRaw is ForEachAnswerNoRaw in item id order (byte
@@ -373,7 +384,7 @@ func (db *DB) ForEachItemNoRaw(ctx context.Context, runID string, fn func(answer
 // orders it by item id.
 type answerFilter struct {
 	item       string
-	question   string
+	questions  []string // with byQuestion: the questions kept
 	byQuestion bool
 	byItem     bool
 	// perItem: a group is one item's rows, its storage is reused and only
@@ -406,9 +417,12 @@ func (db *DB) forEachGroup(ctx context.Context, runID string, f answerFilter, wi
 	if f.item != "" {
 		where, args = "run_id = ? AND item_id = ?", []any{runID, f.item}
 	}
-	var only *string
+	var only []string
 	if f.byQuestion {
-		only = &f.question
+		only = f.questions
+		if only == nil {
+			only = []string{} // none kept, not all
+		}
 	}
 	order := "seq, repeat"
 	if f.byItem {

@@ -135,9 +135,18 @@ func (r *reader) skipDist() {
 		r.b = r.b[8*n:]
 		return
 	}
-	for range n {
-		if r.uvarint(); r.err != nil {
+	// n uvarints end in n bytes below 0x80 (a report reading one
+	// question skips every other question's distribution).
+	b := r.b
+	i := 0
+	for k := uint64(0); k < n; i++ {
+		if i == len(b) {
+			r.fail()
 			return
 		}
+		if b[i] < 0x80 {
+			k++
+		}
 	}
+	r.b = b[i:]
 }

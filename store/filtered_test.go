@@ -52,6 +52,35 @@ func TestQuestionAndItemStreams(t *testing.T) {
 			t.Fatalf("question %s: %v, want %v", q, got, want)
 		}
 	}
+	// Several questions in one pass: each question's answers as its own
+	// stream has them, and none of a question not asked for.
+	var qids []string
+	for q := range byQ {
+		qids = append(qids, q)
+	}
+	for _, ask := range [][]string{qids, qids[:1], {qids[0], "no-such-question"}} {
+		got := map[string][]string{}
+		if err := db.ForEachQuestionsAnswerNoRaw(ctx, r.ID, ask, func(a *ItemAnswer) error {
+			got[a.QuestionID] = append(got[a.QuestionID], fmt.Sprintf("%s/%d/%v", a.ItemID, a.Seq, a.Answer.P))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string][]string{}
+		for _, q := range ask {
+			if byQ[q] != nil {
+				want[q] = byQ[q]
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("questions %v in one pass: %v, want %v", ask, got, want)
+		}
+	}
+	if err := db.ForEachQuestionsAnswerNoRaw(ctx, r.ID, nil, func(*ItemAnswer) error {
+		return fmt.Errorf("an answer when no question was asked for")
+	}); err != nil {
+		t.Fatal(err)
+	}
 	if err := db.ForEachQuestionAnswerNoRaw(ctx, r.ID, "no-such-question", func(*ItemAnswer) error {
 		return fmt.Errorf("an answer to a question the run does not have")
 	}); err != nil {

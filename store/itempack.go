@@ -417,8 +417,9 @@ func (d *itemDecoder) time(b []byte) time.Time {
 // decode appends the answers packed in b (inflated) to out, for the item
 // row itemID, seq, repeat, latency; only question's when only is set.
 // raws is item_results.raws; src is nil when raw bytes are not wanted
-// (they are left nil).
-func (d *itemDecoder) decode(out []ItemAnswer, b, raws []byte, itemID string, seq, repeat int, latency float64, src rawSource, only *string) ([]ItemAnswer, error) {
+// (they are left nil). only, when not nil, lists the questions whose
+// answers are kept.
+func (d *itemDecoder) decode(out []ItemAnswer, b, raws []byte, itemID string, seq, repeat int, latency float64, src rawSource, only []string) ([]ItemAnswer, error) {
 	r := reader{b: b}
 	if len(r.b) == 0 || r.b[0] < 1 || r.b[0] > packVersion {
 		return out, fmt.Errorf("%w: unknown version", errPacked)
@@ -438,7 +439,7 @@ func (d *itemDecoder) decode(out []ItemAnswer, b, raws []byte, itemID string, se
 	for i := uint64(0); i < n; i++ {
 		flags := r.uvarint()
 		qid := r.bytes()
-		if only != nil && string(qid) != *only {
+		if only != nil && !kept(only, qid) {
 			if err := skipAnswer(&r, &rr, flags, textDists); err != nil {
 				return out, err
 			}
@@ -536,6 +537,16 @@ func (d *itemDecoder) decode(out []ItemAnswer, b, raws []byte, itemID string, se
 		return out, fmt.Errorf("%w: %d bytes left over", errPacked, len(r.b))
 	}
 	return out, nil
+}
+
+// kept reports whether qid is one of only.
+func kept(only []string, qid []byte) bool {
+	for _, q := range only {
+		if q == string(qid) {
+			return true
+		}
+	}
+	return false
 }
 
 // skipAnswer moves r (and rr, past an inline raw) over the rest of an

@@ -3,6 +3,7 @@ package workbench
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jevlab/jevlab/evals/compare"
@@ -94,7 +95,14 @@ type questionStream struct {
 // each streams question qid's observations (in dataset order, repeats
 // together) to fn; fn must not keep the pointer.
 func (s *questionStream) each(qid string, fn func(*metrics.Obs)) error {
-	err := s.db.ForEachQuestionAnswerNoRaw(s.ctx, s.run, qid, func(a *store.ItemAnswer) error {
+	return s.eachOf([]string{qid}, func(_ int, o *metrics.Obs) { fn(o) })
+}
+
+// eachOf is each for several questions in one pass over the run's rows:
+// fn gets each observation with its question's place in qids.
+func (s *questionStream) eachOf(qids []string, fn func(q int, o *metrics.Obs)) error {
+	last := 0 // the answers of an item come in question id order, not qids'
+	err := s.db.ForEachQuestionsAnswerNoRaw(s.ctx, s.run, qids, func(a *store.ItemAnswer) error {
 		s.read++
 		if s.progress != nil && s.read%progressEvery == 0 {
 			if err := s.ctx.Err(); err != nil {
@@ -102,14 +110,42 @@ func (s *questionStream) each(qid string, fn func(*metrics.Obs)) error {
 			}
 			s.progress(LoadProgress{Read: s.read, Total: max(s.total, s.read)})
 		}
+		if qids[last] != a.QuestionID {
+			k := slices.Index(qids, a.QuestionID)
+			if k < 0 {
+				return nil // not asked for (the store keeps only qids')
+			}
+			last = k
+		}
 		o := report.ObsOf(a)
-		fn(&o)
+		fn(last, &o)
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("run %s question %s: %w", s.run, qid, err)
+		return fmt.Errorf("run %s question %s: %w", s.run, strings.Join(qids, ", "), err)
 	}
 	return nil
+}
+
+// passBytes bounds what one pass over a stored run's rows measures at
+// once: each question measured holds its metric columns (about
+// columnBytes per item) until the pass ends. Reading the rows is most of
+// a report's time, so under the bound the questions share one pass: a
+// 100,000-item run of 8 questions is read once instead of 8 times; a
+// million-item run a question at a time, as before.
+const passBytes, columnBytes = 128 << 20, 110
+
+// passes groups questions (places in a set's questions) into passes of at
+// most passBytes of columns for a run of items items, in order.
+func passes(questions []int, items int) [][]int {
+	per := max(1, passBytes/(max(items, 1)*columnBytes))
+	var out [][]int
+	for len(questions) > 0 {
+		n := min(per, len(questions))
+		out = append(out, questions[:n:n])
+		questions = questions[n:]
+	}
+	return out
 }
 
 // ViewConfig says how to measure a run view.
@@ -301,36 +337,37 @@ func (v *RunView) measure(ctx context.Context, db *store.DB, opt MetricOptions, 
 		runSplit = st.Split
 	}
 	sp := costSplit(opt, cfg)
-	qs := make([]*QuestionReport, 0, len(set.Questions))
-	var noulCosts []report.CostFit
-	var choiceCosts []report.ChoiceCostFit
-	for _, e := range set.Questions {
-		if e.Question.Type == provider.Box {
+	qs := make([]*QuestionReport, len(set.Questions))
+	noulFits := make([]*report.CostFitter, len(set.Questions))
+	choiceFits := make([]*report.ChoiceCostFitter, len(set.Questions))
+	// start is question i's recorder, its cost fits reading each item's
+	// Rec as it ends (no Rec is held).
+	start := func(i int) *metrics.Recorder {
+		e := set.Questions[i]
+		rc := report.QuestionRecorder(set, e, opt)
+		if f, ok := report.NewCostFitter(set, e, sp, runSplit); ok {
+			noulFits[i] = f
+			rc.OnItem(f.Add)
+		} else if f, ok := report.NewChoiceCostFitter(set, e, sp, runSplit); ok {
+			choiceFits[i] = f
+			rc.OnItem(f.Add)
+		}
+		return rc
+	}
+	var streamed []int // the questions measured from the stored rows
+	for i, e := range set.Questions {
+		switch {
+		case e.Question.Type == provider.Box:
 			// Boxes are measured from their labelled edges (report.Question).
 			obs, err := v.data.QuestionObs(e.ID)
 			if err != nil {
 				return err
 			}
-			qs = append(qs, report.Question(set, e, obs, opt))
-			continue
-		}
-		rc := report.QuestionRecorder(set, e, opt)
-		// The cost fits read each item's Rec as it ends (no Rec is held).
-		noulFit, isNoul := report.NewCostFitter(set, e, sp, runSplit)
-		choiceFit, isChoice := report.NewChoiceCostFitter(set, e, sp, runSplit)
-		switch {
-		case isNoul:
-			rc.OnItem(noulFit.Add)
-		case isChoice:
-			rc.OnItem(choiceFit.Add)
-		}
-		if v.stream != nil {
-			// Room for the run's items in the metric columns up front.
-			rc.Grow(run.Done / max(run.Repeat, 1))
-			if err := v.stream.each(e.ID, rc.Add); err != nil {
-				return err
-			}
-		} else {
+			qs[i] = report.Question(set, e, obs, opt)
+		case v.stream != nil:
+			streamed = append(streamed, i)
+		default:
+			rc := start(i)
 			obs := v.data.Obs[e.ID]
 			first := 0
 			for i := range obs {
@@ -342,16 +379,40 @@ func (v *RunView) measure(ctx context.Context, db *store.DB, opt MetricOptions, 
 			for i := range obs {
 				rc.Add(&obs[i])
 			}
+			qs[i] = report.FinishQuestion(e, rc)
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		qs = append(qs, report.FinishQuestion(e, rc))
-		if isNoul {
-			noulCosts = append(noulCosts, noulFit.Fit())
+	}
+	items := run.Done / max(run.Repeat, 1)
+	for _, pass := range passes(streamed, items) {
+		rcs := make([]*metrics.Recorder, len(pass))
+		qids := make([]string, len(pass))
+		for k, i := range pass {
+			rcs[k], qids[k] = start(i), set.Questions[i].ID
+			// Room for the run's items in the metric columns up front.
+			rcs[k].Grow(items)
 		}
-		if isChoice {
-			choiceCosts = append(choiceCosts, choiceFit.Fit())
+		if err := v.stream.eachOf(qids, func(k int, o *metrics.Obs) { rcs[k].Add(o) }); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		for k, i := range pass {
+			qs[i] = report.FinishQuestion(set.Questions[i], rcs[k])
+			rcs[k] = nil // its columns are no longer needed
+		}
+	}
+	var noulCosts []report.CostFit
+	var choiceCosts []report.ChoiceCostFit
+	for i := range set.Questions {
+		if noulFits[i] != nil {
+			noulCosts = append(noulCosts, noulFits[i].Fit())
+		}
+		if choiceFits[i] != nil {
+			choiceCosts = append(choiceCosts, choiceFits[i].Fit())
 		}
 	}
 	if s := v.stream; s != nil && s.progress != nil {

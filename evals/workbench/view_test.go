@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -160,4 +161,33 @@ func reportAsCommandsDid(t *testing.T, db *store.DB, run *Run) *RunReport {
 		rep.Passed = rep.Passed && g.Passed
 	}
 	return rep
+}
+
+// A stored run's questions are read in as few passes as their metric
+// columns allow: all at once for 100,000 items of 8 questions, one at a
+// time for a million.
+func TestPassesGroupQuestionsUnderTheBound(t *testing.T) {
+	qs := []int{0, 1, 3, 4, 5, 6, 7, 9} // a box at 2 and 8 is measured apart
+	for _, c := range []struct {
+		items int
+		want  string
+	}{
+		{0, "[[0 1 3 4 5 6 7 9]]"},
+		{100_000, "[[0 1 3 4 5 6 7 9]]"},
+		{300_000, "[[0 1 3 4] [5 6 7 9]]"},
+		{1_000_000, "[[0] [1] [3] [4] [5] [6] [7] [9]]"},
+	} {
+		got := passes(qs, c.items)
+		if fmt.Sprint(got) != c.want {
+			t.Errorf("%d items: passes %v, want %s", c.items, got, c.want)
+		}
+		for _, p := range got {
+			if len(p) > 1 && len(p)*c.items*columnBytes > passBytes {
+				t.Errorf("%d items: a pass of %d questions holds more than %d bytes", c.items, len(p), passBytes)
+			}
+		}
+	}
+	if got := passes(nil, 10); len(got) != 0 {
+		t.Errorf("no questions: %v", got)
+	}
 }
