@@ -127,18 +127,22 @@ func (s *questionStream) eachOf(qids []string, fn func(q int, o *metrics.Obs)) e
 	return nil
 }
 
-// passBytes bounds what one pass over a stored run's rows measures at
-// once: each question measured holds its metric columns (about
-// columnBytes per item) until the pass ends. Reading the rows is most of
-// a report's time, so under the bound the questions share one pass: a
-// 100,000-item run of 8 questions is read once instead of 8 times; a
-// million-item run a question at a time, as before.
-const passBytes, columnBytes = 128 << 20, 110
+// DefaultPassBytes bounds what one pass over a stored run's rows measures
+// at once (ViewConfig.PassBytes): each question measured holds its metric
+// columns (about columnBytes per item) until the pass ends. Reading the
+// rows is most of a report's time, so under the bound the questions share
+// one pass: a 100,000-item run of 8 questions is read once instead of 8
+// times; a million-item run a question at a time.
+const DefaultPassBytes = 128 << 20
+
+// columnBytes is about what a question's metric columns hold per item.
+const columnBytes = 110
 
 // passes groups questions (places in a set's questions) into passes of at
-// most passBytes of columns for a run of items items, in order.
-func passes(questions []int, items int) [][]int {
-	per := max(1, passBytes/(max(items, 1)*columnBytes))
+// most budget bytes of columns for a run of items items, in order (one
+// question a pass at least).
+func passes(questions []int, items, budget int) [][]int {
+	per := max(1, budget/(max(items, 1)*columnBytes))
 	var out [][]int
 	for len(questions) > 0 {
 		n := min(per, len(questions))
@@ -157,6 +161,11 @@ type ViewConfig struct {
 	Gates *questionset.Set
 	// Flags are gate overrides from the command line.
 	Flags Gate
+	// PassBytes bounds the metric columns one pass over a stored run's rows
+	// measures at once (0: DefaultPassBytes); 1 measures a question a pass,
+	// for the least memory at the cost of a read per question (eval, whose
+	// peak memory is the run's).
+	PassBytes int
 	// ReportOnly skips the per-item results (Items), for callers that only
 	// print the report (show, eval): less memory on large runs.
 	ReportOnly bool
@@ -386,7 +395,11 @@ func (v *RunView) measure(ctx context.Context, db *store.DB, opt MetricOptions, 
 		}
 	}
 	items := run.Done / max(run.Repeat, 1)
-	for _, pass := range passes(streamed, items) {
+	budget := cfg.PassBytes
+	if budget <= 0 {
+		budget = DefaultPassBytes
+	}
+	for _, pass := range passes(streamed, items, budget) {
 		rcs := make([]*metrics.Recorder, len(pass))
 		qids := make([]string, len(pass))
 		for k, i := range pass {

@@ -177,17 +177,21 @@ func TestPassesGroupQuestionsUnderTheBound(t *testing.T) {
 		{300_000, "[[0 1 3 4] [5 6 7 9]]"},
 		{1_000_000, "[[0] [1] [3] [4] [5] [6] [7] [9]]"},
 	} {
-		got := passes(qs, c.items)
+		got := passes(qs, c.items, DefaultPassBytes)
 		if fmt.Sprint(got) != c.want {
 			t.Errorf("%d items: passes %v, want %s", c.items, got, c.want)
 		}
 		for _, p := range got {
-			if len(p) > 1 && len(p)*c.items*columnBytes > passBytes {
-				t.Errorf("%d items: a pass of %d questions holds more than %d bytes", c.items, len(p), passBytes)
+			if len(p) > 1 && len(p)*c.items*columnBytes > DefaultPassBytes {
+				t.Errorf("%d items: a pass of %d questions holds more than %d bytes", c.items, len(p), DefaultPassBytes)
 			}
 		}
 	}
-	if got := passes(nil, 10); len(got) != 0 {
+	if got := passes(nil, 10, DefaultPassBytes); len(got) != 0 {
 		t.Errorf("no questions: %v", got)
+	}
+	// The least budget: a question a pass, however small the run.
+	if got := fmt.Sprint(passes(qs[:3], 10, 1)); got != "[[0] [1] [3]]" {
+		t.Errorf("budget 1: %s", got)
 	}
 }
