@@ -155,6 +155,9 @@ func (db *DB) SaveItems(ctx context.Context, runID string, items []ItemResult) (
 		if _, err := tx.ExecContext(ctx, `DELETE FROM run_summaries WHERE run_id = ?`, runID); err != nil {
 			return err
 		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM item_streams WHERE run_id = ?`, runID); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `UPDATE runs SET done = done + ?, errors = errors + ?, input_tokens = input_tokens + ?,
 			output_tokens = output_tokens + ?, cost_usd = cost_usd + ?, updated_at = ? WHERE id = ?`,
 			added, errs, in, out, cost, now(), runID); err != nil {
@@ -376,8 +379,19 @@ func (db *DB) ForEachAnswerByItemNoRaw(ctx context.Context, runID string, fn fun
 // the Answers, labels and distributions they point to, are reused once fn
 // returns, so a large run is read without allocating per answer: fn must
 // copy what it keeps (strings are not reused).
+//
+// A finished run is read from its item stream (itemstream.go) when it has
+// one, else from its item_results rows; both give the same answers.
 func (db *DB) ForEachItemNoRaw(ctx context.Context, runID string, fn func(answers []ItemAnswer) error) error {
-	return db.forEachGroup(ctx, runID, answerFilter{byItem: true, perItem: true}, false, fn)
+	if ok, err := db.forEachStreamedItem(ctx, runID, fn); ok || err != nil {
+		return err
+	}
+	return forEachItemRows(ctx, db.sql, runID, fn)
+}
+
+// forEachItemRows is ForEachItemNoRaw from the item_results rows, through q.
+func forEachItemRows(ctx context.Context, q queryer, runID string, fn func(answers []ItemAnswer) error) error {
+	return forEachGroupOn(ctx, q, nil, runID, answerFilter{byItem: true, perItem: true}, fn)
 }
 
 // answerFilter narrows forEachAnswer to one item or one question, or
@@ -409,6 +423,24 @@ func (db *DB) forEachAnswer(ctx context.Context, runID string, f answerFilter, w
 // forEachGroup is forEachAnswer a group of rows at a time: the rows at one
 // dataset position (one item's, with f.perItem), their answers sorted.
 func (db *DB) forEachGroup(ctx context.Context, runID string, f answerFilter, withRaw bool, fn func([]ItemAnswer) error) error {
+	var rawDB *sql.DB
+	if withRaw {
+		rawDB = db.sql
+	}
+	return forEachGroupOn(ctx, db.sql, rawDB, runID, f, fn)
+}
+
+// queryer is what forEachGroupOn reads through: the database or a
+// transaction.
+type queryer interface {
+	rowQueryer
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// forEachGroupOn is forEachGroup reading through q, with the raw bytes
+// read from rawDB (none when nil).
+func forEachGroupOn(ctx context.Context, q queryer, rawDB *sql.DB, runID string, f answerFilter, fn func([]ItemAnswer) error) error {
+	withRaw := rawDB != nil
 	rawCol := "raws"
 	if !withRaw {
 		rawCol = "NULL"
@@ -428,7 +460,7 @@ func (db *DB) forEachGroup(ctx context.Context, runID string, f answerFilter, wi
 	if f.byItem {
 		order = "item_id, repeat" // the primary key's order
 	}
-	rows, err := db.sql.QueryContext(ctx, `SELECT item_id, seq, repeat, latency_ms, answers, `+rawCol+`
+	rows, err := q.QueryContext(ctx, `SELECT item_id, seq, repeat, latency_ms, answers, `+rawCol+`
 		FROM item_results WHERE `+where+` ORDER BY `+order, args...)
 	if err != nil {
 		return fmt.Errorf("answers of run %s: %w", runID, err)
@@ -436,9 +468,9 @@ func (db *DB) forEachGroup(ctx context.Context, runID string, f answerFilter, wi
 	defer rows.Close()
 	var src rawSource
 	if withRaw {
-		src = newRawReader(ctx, db.sql)
+		src = newRawReader(ctx, rawDB)
 	}
-	unpack := rawUnpacker{db: db.sql}
+	unpack := rawUnpacker{db: q}
 	dec := itemDecoder{reuse: f.perItem, lean: f.perItem}
 	var group []ItemAnswer
 	groupSeq, groupRows := 0, 0

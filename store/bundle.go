@@ -107,5 +107,6 @@ func (db *DB) ImportRun(ctx context.Context, r *Run, results []ItemResult) error
 	if err != nil {
 		return fail(err)
 	}
+	db.finished(ctx, r.ID, r.Status)
 	return nil
 }

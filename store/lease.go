@@ -152,7 +152,8 @@ func (db *DB) RenewLease(ctx context.Context, id, owner string, ttl time.Duratio
 
 // FinishLease is FinishRun for the holder of the run's lease: it sets the
 // final status only while owner still holds the lease (else ErrLeaseLost,
-// leaving the new holder's run alone) and releases it.
+// leaving the new holder's run alone) and releases it. A run that is done
+// then stores its item stream, as with FinishRun.
 func (db *DB) FinishLease(ctx context.Context, id, owner string, status Status, reason string) error {
 	switch status {
 	case StatusDone, StatusInterrupted, StatusFailed:
@@ -176,6 +177,7 @@ func (db *DB) FinishLease(ctx context.Context, id, owner string, status Status, 
 	if n == 0 {
 		return fmt.Errorf("run %s: %w", id, ErrLeaseLost)
 	}
+	db.finished(ctx, id, status)
 	return nil
 }
 

@@ -23,6 +23,13 @@ import (
 // 20261203_0900_compact_layout applied (their Go steps included).
 func previousSchemaDB(t *testing.T, path string) *DB {
 	t.Helper()
+	return schemaBefore(t, path, "20261203_0900")
+}
+
+// schemaBefore opens path with every migration whose version sorts before
+// cutoff applied (their Go steps included).
+func schemaBefore(t *testing.T, path, cutoff string) *DB {
+	t.Helper()
 	sdb, err := sql.Open("sqlite3", "file:"+path+"?_journal_mode=WAL&_txlock=immediate&_foreign_keys=on")
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +41,7 @@ func previousSchemaDB(t *testing.T, path string) *DB {
 	}
 	fsys := fstest.MapFS{}
 	for _, e := range ents {
-		if e.Name() >= "20261203_0900" {
+		if e.Name() >= cutoff {
 			continue
 		}
 		b, err := fs.ReadFile(migrations, "migrations/"+e.Name())
@@ -44,7 +51,11 @@ func previousSchemaDB(t *testing.T, path string) *DB {
 		fsys["migrations/"+e.Name()] = &fstest.MapFile{Data: b}
 	}
 	steps := migrationSteps()
-	delete(steps, "20261203_0900_compact_layout")
+	for v := range steps {
+		if v >= cutoff {
+			delete(steps, v)
+		}
+	}
 	if err := db.migrate(context.Background(), fsys, steps, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -139,9 +139,24 @@ func (db *DB) CreateRun(ctx context.Context, nr NewRun) (*Run, error) {
 }
 
 // FinishRun sets a run's final status (done, interrupted or failed) with an
-// optional reason, and stamps its finish time.
+// optional reason, and stamps its finish time. It then stores the run's
+// item stream (itemstream.go), which only speeds reading it: a stream not
+// stored is no error.
 func (db *DB) FinishRun(ctx context.Context, id string, status Status, reason string) error {
-	return db.setStatus(ctx, id, status, reason, true)
+	if err := db.setStatus(ctx, id, status, reason, true); err != nil {
+		return err
+	}
+	db.finished(ctx, id, status)
+	return nil
+}
+
+// finished does what follows a run's finish: a run that is done stores its
+// item stream, best effort (a run stopped early is likely to be resumed,
+// which would drop it again).
+func (db *DB) finished(ctx context.Context, id string, status Status) {
+	if status == StatusDone {
+		_ = db.saveItemStream(ctx, id)
+	}
 }
 
 // MarkRun sets a run's status without finishing it (e.g. running again on

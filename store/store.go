@@ -249,6 +249,7 @@ func migrationSteps() map[string]migrationStep {
 		"20261203_0100_rekey_answer_index": backfillAnswerIndex,
 		"20261203_0300_exchange_bodies":    splitExchangeRequests,
 		"20261203_0900_compact_layout":     compactLayout,
+		"20261207_0100_item_streams":       streamDoneRuns,
 	}
 }
 
