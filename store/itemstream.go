@@ -82,6 +82,12 @@ const (
 	stHasConfidence
 )
 
+// runKeySQL is a runs row's key for its item stream: the last update and
+// the totals every SaveItems changes. A stream is read only while its
+// run_key equals its run's: a jevlab from before streams, writing to the
+// same database, changes the run without dropping the stream.
+const runKeySQL = `updated_at || '|' || done || '|' || errors || '|' || input_tokens || '|' || output_tokens || '|' || quote(cost_usd)`
+
 // errNotStreamable says an answer holds what a stream does not carry (a
 // raw answer, provenance, decided text or error message): the run is then
 // read from its rows.
@@ -237,8 +243,9 @@ func (e *streamEncoder) chunk() []byte {
 	return append(out, e.body...)
 }
 
-// saveItemStream stores run's item stream, unless it has one (SaveItems
-// deletes it whenever the run changes, so one that exists holds). It reads
+// saveItemStream stores run's item stream, unless it has one of the run
+// as it is (SaveItems deletes it whenever the run changes, and its
+// run_key says whether anything else did). It reads
 // the rows and writes the stream in one transaction, so the stream is
 // whole and of the rows as they are. A run whose answers a stream cannot
 // carry keeps none.
@@ -256,11 +263,16 @@ func (db *DB) saveItemStream(ctx context.Context, runID string) error {
 // item read.
 func writeItemStream(ctx context.Context, tx *sql.Tx, runID string, item func()) error {
 	var have int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM item_streams WHERE run_id = ?`, runID).Scan(&have); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM item_streams WHERE run_id = ? AND run_key = (SELECT `+runKeySQL+` FROM runs WHERE id = ?)`,
+		runID, runID).Scan(&have); err != nil {
 		return err
 	}
 	if have > 0 {
 		return nil
+	}
+	// Any other stream of the run is of rows as they were.
+	if _, err := tx.ExecContext(ctx, `DELETE FROM item_streams WHERE run_id = ?`, runID); err != nil {
+		return err
 	}
 	// A savepoint, so a run whose answers a stream cannot carry leaves
 	// nothing behind in a transaction that goes on (a migration's).
@@ -280,7 +292,8 @@ func writeItemStream(ctx context.Context, tx *sql.Tx, runID string, item func())
 			return nil
 		}
 		body = z.EncodeAll(enc.chunk(), body[:0])
-		if _, err := tx.ExecContext(ctx, `INSERT INTO item_streams (run_id, chunk, body) VALUES (?,?,?)`, runID, chunk, body); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO item_streams (run_id, chunk, run_key, body) SELECT ?, ?, `+runKeySQL+`, ? FROM runs WHERE id = ?`,
+			runID, chunk, body, runID); err != nil {
 			return err
 		}
 		chunk++
@@ -353,9 +366,11 @@ func streamDoneRuns(ctx context.Context, tx *sql.Tx, pr *progress) error {
 }
 
 // forEachStreamedItem is ForEachItemNoRaw from run's item stream. It
-// reports false, having called fn never, when the run has none.
+// reports false, having called fn never, when the run has none of its
+// current rows.
 func (db *DB) forEachStreamedItem(ctx context.Context, runID string, fn func([]ItemAnswer) error) (bool, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT body FROM item_streams WHERE run_id = ? ORDER BY chunk`, runID)
+	rows, err := db.sql.QueryContext(ctx, `SELECT body FROM item_streams
+		WHERE run_id = ? AND run_key = (SELECT `+runKeySQL+` FROM runs WHERE id = ?) ORDER BY chunk`, runID, runID)
 	if err != nil {
 		return false, fmt.Errorf("answers of run %s: %w", runID, db.check(err))
 	}
@@ -393,6 +408,7 @@ func (db *DB) forEachStreamedItem(ctx context.Context, runID string, fn func([]I
 // reuses for the next.
 type streamDecoder struct {
 	items itemDecoder // its slabs and interner
+	prev  string      // the last group's item id, of this chunk or the one before
 	strs  []string
 	group []ItemAnswer
 	id    []byte
@@ -449,7 +465,11 @@ func (d *streamDecoder) chunk(b []byte, fn func([]ItemAnswer) error) error {
 			return r.err
 		}
 		d.id = append(d.id[:shared], rest...)
+		if string(d.id) < d.prev {
+			return fmt.Errorf("%w: item %q after %q, out of id order", errPacked, d.id, d.prev)
+		}
 		id := string(d.id)
+		d.prev = id
 		seq := int(r.varint())
 		na := r.uvarint()
 		if r.err != nil || na > uint64(len(r.b)) {

@@ -337,3 +337,67 @@ func TestItemStreamMigrationStoresDoneRuns(t *testing.T) {
 		t.Errorf("progress ended with %+v", last)
 	}
 }
+
+// A stream left behind by a jevlab that predates streams (which changes a
+// run without dropping it) no longer matches its run's key: reading gives
+// the rows, and finishing the run again stores a stream of them.
+func TestStaleItemStreamIsNotRead(t *testing.T) {
+	db := openTemp(t)
+	ctx := context.Background()
+	r := newRun(t, db, "a", "m")
+	if _, err := db.SaveItems(ctx, r.ID, oldItems(30)); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.FinishRun(ctx, r.ID, StatusDone, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.sql.Exec(`CREATE TABLE kept AS SELECT * FROM item_streams`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.SaveItems(ctx, r.ID, []ItemResult{sampleItem("i999", 999, 0, 0.125)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.sql.Exec(`INSERT INTO item_streams SELECT * FROM kept`); err != nil {
+		t.Fatal(err)
+	}
+	rows := readGroups(t, func(fn func([]ItemAnswer) error) error { return forEachItemRows(ctx, db.sql, r.ID, fn) })
+	got := readGroups(t, func(fn func([]ItemAnswer) error) error { return db.ForEachItemNoRaw(ctx, r.ID, fn) })
+	if len(rows) != 31 || strings.Join(got, "") != strings.Join(rows, "") {
+		t.Fatalf("read %d items, the rows hold %d: the stale stream was read", len(got), len(rows))
+	}
+	if err := db.FinishRun(ctx, r.ID, StatusDone, ""); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := db.forEachStreamedItem(ctx, r.ID, func([]ItemAnswer) error { return nil }); !ok || err != nil {
+		t.Fatalf("after finishing again: stream read %t, %v", ok, err)
+	}
+	got = readGroups(t, func(fn func([]ItemAnswer) error) error { return db.ForEachItemNoRaw(ctx, r.ID, fn) })
+	if strings.Join(got, "") != strings.Join(rows, "") {
+		t.Fatal("the stream stored again differs from the rows")
+	}
+}
+
+func TestItemStreamOutOfOrderFails(t *testing.T) {
+	var enc streamEncoder
+	for _, id := range []string{"b", "a"} {
+		if err := enc.add(id, 0, []ItemAnswer{{ItemID: id, QuestionID: "q"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := (&streamDecoder{}).chunk(enc.chunk(), func([]ItemAnswer) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "out of id order") {
+		t.Fatalf("ids b, a: %v", err)
+	}
+	// Across chunks too.
+	var d streamDecoder
+	for _, id := range []string{"b", "a"} {
+		var e streamEncoder
+		if err := e.add(id, 0, nil); err != nil {
+			t.Fatal(err)
+		}
+		err = d.chunk(e.chunk(), func([]ItemAnswer) error { return nil })
+	}
+	if err == nil {
+		t.Fatal("a chunk starting before the last one's ids read")
+	}
+}
