@@ -133,7 +133,8 @@ func (m *compareModel) update(msg tea.Msg) tea.Cmd {
 	case compareMsg:
 		m.open, m.pending = false, msg
 		db := m.e.sess.Template.DB
-		ctx, seq, progress, ch, wait := m.ld.begin(m.e.ctx, fmt.Sprintf("comparing A %s → B %s", msg.a.ID, msg.b.ID), "read")
+		ctx, seq, progress, ch, wait := m.ld.begin(m.e.ctx, fmt.Sprintf("comparing A %s → B %s", msg.a.ID, msg.b.ID), "items read")
+		m.ld.after = fmt.Sprintf("comparing A %s → B %s: every item read, resampling the paired items", msg.a.ID, msg.b.ID)
 		m.e.say("comparing A %s → B %s…", msg.a.ID, msg.b.ID)
 		load := func() tea.Msg {
 			defer close(ch)

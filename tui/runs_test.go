@@ -56,3 +56,47 @@ func TestRunsPickSwapPoll(t *testing.T) {
 		t.Errorf("status line kept %q across a screen change", m.e.flash)
 	}
 }
+
+// While a comparison runs, its progress line counts both runs' items
+// read, then says the resampling is what remains; the line goes once the
+// comparison is shown.
+func TestCompareProgressLine(t *testing.T) {
+	opt := demoTriage(t)
+	db := withDB(&opt, openDB(t))
+	a, b := seedRuns(t, opt, db)
+	m := newModel(t, opt)
+	drive(m, tea.WindowSizeMsg{Width: 140, Height: 30}, keys("4")[0])
+	ra, err := db.ResolveRun(context.Background(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := db.ResolveRun(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drive(m, gotoScreenMsg{to: screenCompare})
+	_, cmd := m.Update(compareMsg{a: ra, b: rb})
+	cm := m.screens[screenCompare].(*compareModel)
+	if v := m.View(); !strings.Contains(v, "comparing A "+a+" → B "+b) || !strings.Contains(v, "esc cancels") {
+		t.Fatalf("no progress line before the comparison ran:\n%s", v)
+	}
+	ch := make(chan workbench.LoadProgress)
+	close(ch) // the next wait ends at once
+	drive(m, loadProgressMsg{for_: screenCompare, seq: cm.ld.seq, p: workbench.LoadProgress{Read: 7, Total: 20}, ch: ch})
+	if v := m.View(); !strings.Contains(v, "7 of 20 items read") {
+		t.Fatalf("progress line without the items read:\n%s", v)
+	}
+	drive(m, loadProgressMsg{for_: screenCompare, seq: cm.ld.seq, p: workbench.LoadProgress{Read: 20, Total: 20}, ch: ch})
+	if v := m.View(); !strings.Contains(v, "every item read, resampling the paired items") {
+		t.Fatalf("progress line once every item is read:\n%s", v)
+	}
+	// The comparison itself.
+	for _, c := range cmd().(tea.BatchMsg) {
+		if r, ok := c().(comparedMsg); ok {
+			runMsg(m, r, 0)
+		}
+	}
+	if cm.c == nil || strings.Contains(m.View(), "esc cancels") {
+		t.Fatalf("comparison not shown, or the progress line stayed:\n%s", m.View())
+	}
+}

@@ -3,9 +3,9 @@ package workbench
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/jevlab/jevlab/evals/compare"
-	"github.com/jevlab/jevlab/evals/metrics"
 	"github.com/jevlab/jevlab/store"
 )
 
@@ -49,8 +49,11 @@ func CompareRuns(ctx context.Context, db *store.DB, refA, refB string, opt *Comp
 
 // CompareStored compares two runs already resolved (b the candidate
 // against a, the baseline), with opt (nil: DefaultCompareOptions);
-// progress, when set, hears how far each run's answers have been read
-// (from the calling goroutine). Cancel ctx to stop it.
+// progress, when set, hears how many of the two runs' items have been
+// read (Read of Total, the runs' item counts), every compareProgressEvery
+// items and once when both are read (Read = Total; what remains is the
+// paired resampling), one call at a time from the goroutines reading the
+// runs. Cancel ctx to stop it.
 func CompareStored(ctx context.Context, db *store.DB, a, b *Run, opt *CompareOptions, progress func(LoadProgress)) (*Compared, error) {
 	if db == nil {
 		return nil, fmt.Errorf("no database (choose one with --db or $JEVLAB_DB)")
@@ -66,21 +69,62 @@ func CompareStored(ctx context.Context, db *store.DB, a, b *Run, opt *CompareOpt
 		}
 	}
 	if progress != nil {
-		// Each question of each run is read as the comparison reaches it:
-		// progress counts those reads (Read of Total questions).
-		total := len(data[0].Questions) + len(data[1].Questions)
-		read := 0
-		for i := range data {
-			load := data[i].Load
-			data[i].Load = func(qid string) ([]metrics.Obs, error) {
-				obs, err := load(qid)
-				read++
-				progress(LoadProgress{Read: read, Total: max(total, read)})
-				return obs, err
-			}
-		}
+		countItems(&data, progress)
 	}
 	return compareData(a, b, data[0], data[1], opt)
+}
+
+// compareProgressEvery is how many items CompareStored reads between two
+// progress reports.
+const compareProgressEvery = 8192
+
+// countItems makes both runs' item streams report progress: the items
+// read of both runs' counts, and Read = Total once both streams have
+// ended.
+func countItems(data *[2]compare.RunData, progress func(LoadProgress)) {
+	var mu sync.Mutex
+	read, ended, streams := 0, 0, 0
+	for i := range data {
+		if data[i].Stream != nil {
+			streams++
+		}
+	}
+	total := max(data[0].ItemsHint, 0) + max(data[1].ItemsHint, 0)
+	report := func(n int, end bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		read += n
+		if end {
+			ended++
+		}
+		switch {
+		case ended == streams:
+			total = max(total, read)
+			progress(LoadProgress{Read: total, Total: total})
+		default:
+			// Never Read = Total before both have ended: the hint may count
+			// an item more than the streams hold.
+			progress(LoadProgress{Read: min(read, max(total-1, 0)), Total: total})
+		}
+	}
+	for i := range data {
+		stream := data[i].Stream
+		if stream == nil {
+			continue
+		}
+		data[i].Stream = func(yield func(*compare.Item) error) error {
+			n := 0
+			err := stream(func(it *compare.Item) error {
+				if n++; n == compareProgressEvery {
+					report(n, false)
+					n = 0
+				}
+				return yield(it)
+			})
+			report(n, true)
+			return err
+		}
+	}
 }
 
 // ItemAnswers returns one item's first-repeat results in run by question
