@@ -63,9 +63,15 @@ const streamVersion = 1
 // (15 KB stored) at the scale benchmark's 8 questions.
 const groupsPerChunk = 1024
 
-// maxChunkBytes bounds a chunk inflated, so a damaged or hostile database
-// cannot make a reader allocate without limit.
-const maxChunkBytes = 64 << 20
+// maxChunkBytes bounds a chunk inflated, maxChunkStrings its strings and
+// maxGroupAnswers one item's answers (1,000 questions × 16 repeats), so a
+// damaged or hostile database cannot make a reader allocate without
+// limit. A run with a larger item keeps no stream.
+const (
+	maxChunkBytes   = 64 << 20
+	maxChunkStrings = 1 << 20
+	maxGroupAnswers = 1 << 14
+)
 
 const (
 	stRepeat = 1 << iota
@@ -131,6 +137,9 @@ func (e *streamEncoder) num(b []byte, v float64) []byte {
 
 // add appends one group, the answers of item id at seq.
 func (e *streamEncoder) add(id string, seq int, group []ItemAnswer) error {
+	if len(group) > maxGroupAnswers {
+		return errNotStreamable
+	}
 	shared := 0
 	for shared < len(id) && shared < len(e.lastID) && id[shared] == e.lastID[shared] {
 		shared++
@@ -311,7 +320,9 @@ func writeItemStream(ctx context.Context, tx *sql.Tx, runID string, item func())
 		if item != nil {
 			item()
 		}
-		if enc.groups == groupsPerChunk {
+		// A group adds at most 5 strings an answer: a chunk past half its
+		// bound ends, so none passes it.
+		if enc.groups == groupsPerChunk || enc.nstrs > maxChunkStrings/2 {
 			return flush()
 		}
 		return nil
@@ -443,7 +454,7 @@ func (d *streamDecoder) chunk(b []byte, fn func([]ItemAnswer) error) error {
 	}
 	r := reader{b: b[1:]}
 	n := r.uvarint()
-	if n > uint64(len(r.b)) {
+	if n > uint64(len(r.b)) || n > maxChunkStrings {
 		return errPacked
 	}
 	d.strs = d.strs[:0]
@@ -472,7 +483,7 @@ func (d *streamDecoder) chunk(b []byte, fn func([]ItemAnswer) error) error {
 		d.prev = id
 		seq := int(r.varint())
 		na := r.uvarint()
-		if r.err != nil || na > uint64(len(r.b)) {
+		if r.err != nil || na > uint64(len(r.b)) || na > maxGroupAnswers {
 			return errPacked
 		}
 		latency := 0.0

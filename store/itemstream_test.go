@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -248,6 +249,25 @@ func TestUnstreamableAnswersKeepNoStream(t *testing.T) {
 	} {
 		if err := enc.add("x", 0, []ItemAnswer{a}); !errors.Is(err, errNotStreamable) {
 			t.Errorf("%s: %v, want errNotStreamable", name, err)
+		}
+	}
+	if err := enc.add("x", 0, make([]ItemAnswer, maxGroupAnswers+1)); !errors.Is(err, errNotStreamable) {
+		t.Errorf("an item of %d answers: %v, want errNotStreamable", maxGroupAnswers+1, err)
+	}
+}
+
+// A chunk that claims more strings or answers than a reader allows fails
+// before allocating for them.
+func TestItemStreamBoundsWhatItAllocates(t *testing.T) {
+	pad := make([]byte, maxChunkStrings+2)
+	strs := append(binary.AppendUvarint([]byte{streamVersion}, maxChunkStrings+1), pad...)
+	// One string (""), one group "x" of maxGroupAnswers+1 answers, each
+	// four bytes: without the bound it would read.
+	answers := append([]byte{streamVersion, 1, 0, 1, 0, 1, 'x', 0}, binary.AppendUvarint(nil, maxGroupAnswers+1)...)
+	answers = append(answers, make([]byte, 4*(maxGroupAnswers+1))...)
+	for name, b := range map[string][]byte{"strings": strs, "answers": answers} {
+		if err := (&streamDecoder{}).chunk(b, func([]ItemAnswer) error { return nil }); !errors.Is(err, errPacked) {
+			t.Errorf("too many %s: %v", name, err)
 		}
 	}
 }
