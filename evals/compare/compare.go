@@ -40,6 +40,11 @@ type Options struct {
 	// Metrics carries the metric conventions (bins, ε); its Seed and
 	// Bootstrap are ignored in favour of the fields above.
 	Metrics metrics.Options
+	// PassBytes bounds the paired records one pass over the two runs keeps
+	// (0: DefaultPassBytes): questions whose records would pass it are
+	// compared in a further pass, which reads both runs again. The result
+	// is the same whatever the passes.
+	PassBytes int
 }
 
 // Defaults used for zero Options fields.
@@ -53,6 +58,10 @@ const (
 	// DefaultShownFlips is how many flips per question the text and
 	// Markdown writers print before saying how to see the rest.
 	DefaultShownFlips = 10
+	// DefaultPassBytes is Options.PassBytes's default: the 8 questions of
+	// two 100,000-item runs (about 62 MB of records) are one pass, of two
+	// million-item runs three.
+	DefaultPassBytes = 256 << 20
 )
 
 func (o Options) withDefaults() Options {
@@ -286,24 +295,25 @@ func CompareLoaded(a, b RunData, opt Options) (*Comparison, error) {
 			"flips carry p(label), the probability each run gave the item's label",
 			max(0, opt.Bootstrap), opt.Seed, opt.Alpha, opt.MinBrierDelta),
 	}
-	// One pass over both runs, merged by item id (stream.go).
-	merged, err := mergeQuestions(&a, &b, opt)
-	if err != nil {
-		return nil, err
-	}
 	results := make([]QuestionComparison, len(a.Questions))
 	inB := make([]bool, len(a.Questions))
-	// One question at a time, each on every core (its two runs' columns
-	// are prepared at once, its resamples drawn on GOMAXPROCS goroutines):
-	// only one question's prepared columns are held beside the records of
-	// those still to come, which are dropped as each is done.
-	for i := range a.Questions {
-		if merged[i] == nil {
-			continue
+	// Passes over both runs, merged by item id (stream.go), each for as
+	// many questions as opt.PassBytes of records hold.
+	for _, pass := range comparePasses(&a, &b, opt) {
+		merged, err := mergeQuestions(&a, &b, opt, pass)
+		if err != nil {
+			return nil, err
 		}
-		inB[i] = true
-		results[i] = merged[i].result(opt)
-		merged[i] = nil // its records are no longer needed
+		// One question at a time, each on every core (its two runs'
+		// columns are prepared at once, its resamples drawn on GOMAXPROCS
+		// goroutines): only one question's prepared columns are held beside
+		// the records of those still to come, which are dropped as each is
+		// done.
+		for _, i := range pass {
+			inB[i] = true
+			results[i] = merged[i].result(opt)
+			merged[i] = nil // its records are no longer needed
+		}
 	}
 	little := false // the conventions name the bag of little bootstraps
 	for i, e := range a.Questions {

@@ -187,7 +187,7 @@ func TestMergedEqualsPerQuestion(t *testing.T) {
 		a := randomRun("a", streamQuestions(false), 160, seed)
 		b := randomRun("b", streamQuestions(reorder), 160, seed+100)
 		opt := Options{Seed: 5, Bootstrap: 150}.withDefaults()
-		merged, err := mergeQuestions(&a, &b, opt)
+		merged, err := mergeQuestions(&a, &b, opt, []int{0, 1, 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -205,4 +205,48 @@ func TestMergedEqualsPerQuestion(t *testing.T) {
 		}
 	}
 	_ = math.Abs
+}
+
+// However the questions are split into passes (each reading both runs
+// again), the comparison is the same; the passes keep under the bound.
+func TestPassesGiveTheSameComparison(t *testing.T) {
+	a := randomRun("a", streamQuestions(false), 300, 3)
+	b := randomRun("b", streamQuestions(true), 300, 103)
+	a.ItemsHint, b.ItemsHint = 300, 300
+	reads := 0
+	counted := func(r RunData) RunData {
+		held := r.items()
+		r.Stream = func(yield func(*Item) error) error { reads++; return held(yield) }
+		return r
+	}
+	one, err := CompareLoaded(counted(a), counted(b), Options{Seed: 9, Bootstrap: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reads != 2 {
+		t.Fatalf("default bound: each run read %d times in all, want once each", reads)
+	}
+	// A bound under one question's records: a question a pass.
+	reads = 0
+	opt := Options{Seed: 9, Bootstrap: 200, PassBytes: 1}
+	if n := Passes(a, b, opt); n != 3 {
+		t.Fatalf("%d passes, want 3", n)
+	}
+	split, err := CompareLoaded(counted(a), counted(b), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reads != 6 {
+		t.Fatalf("a question a pass: runs read %d times, want 6", reads)
+	}
+	oj, _ := json.Marshal(one)
+	sj, _ := json.Marshal(split)
+	if string(oj) != string(sj) {
+		t.Fatalf("passes changed the comparison:\none   %s\nsplit %s", oj, sj)
+	}
+	// Two questions fit a bound of their records, the third does not.
+	two := 300 * (pairedBytes(a.Questions[0].Question.Type) + pairedBytes(a.Questions[1].Question.Type))
+	if got := comparePasses(&a, &b, Options{PassBytes: two}); len(got) != 2 || len(got[0]) != 2 || got[1][0] != 2 {
+		t.Fatalf("passes under %d bytes: %v, want [[0 1] [2]]", two, got)
+	}
 }

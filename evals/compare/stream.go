@@ -485,20 +485,65 @@ func sortedObs(in []orderedObs) []metrics.Obs {
 	return out
 }
 
-// mergeQuestions reads both runs' items once, merged by id, into every
-// comparable question of A that B also asks; the questions are in A's
-// order.
-func mergeQuestions(a, b *RunData, opt Options) ([]*pairedQuestion, error) {
-	var qs []*pairedQuestion
-	// The paired items' ids, once for every question's records.
-	names := metrics.NewItemNames(max(a.ItemsHint, 0))
-	for i, e := range a.Questions {
-		posB := slices.IndexFunc(b.Questions, func(x provider.QuestionEntry) bool { return x.ID == e.ID })
-		if posB < 0 {
-			qs = append(qs, nil)
+// posInB is the place in b's questions of a's question i, or -1.
+func posInB(a, b *RunData, i int) int {
+	id := a.Questions[i].ID
+	return slices.IndexFunc(b.Questions, func(x provider.QuestionEntry) bool { return x.ID == id })
+}
+
+// pairedBytes is about what a question of type t keeps per paired item:
+// both runs' records and A's order (a box keeps both runs' observations).
+func pairedBytes(t provider.QuestionType) int {
+	if t == provider.Box {
+		return 2 * 256
+	}
+	return 2*metrics.RecColumnBytes(t) + 4
+}
+
+// comparePasses groups the questions of A that B also asks (places in A's
+// questions, in order) into passes whose records for a's items stay under
+// opt.PassBytes (one question a pass at least). Runs of unknown size are
+// one pass.
+func comparePasses(a, b *RunData, opt Options) [][]int {
+	budget := opt.PassBytes
+	if budget <= 0 {
+		budget = DefaultPassBytes
+	}
+	items := max(a.ItemsHint, 0)
+	var out [][]int
+	var cur []int
+	used := 0
+	for i := range a.Questions {
+		if posInB(a, b, i) < 0 {
 			continue
 		}
-		qs = append(qs, newPairedQuestion(e.ID, uint64(i), posB, &a.Questions[i].Question, &b.Questions[posB].Question, a, b, names, opt))
+		n := items * pairedBytes(a.Questions[i].Question.Type)
+		if len(cur) > 0 && used+n > budget {
+			out, cur, used = append(out, cur), nil, 0
+		}
+		cur, used = append(cur, i), used+n
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// Passes is how many times a comparison of a and b under opt reads each
+// run (see Options.PassBytes).
+func Passes(a, b RunData, opt Options) int { return len(comparePasses(&a, &b, opt)) }
+
+// mergeQuestions reads both runs' items once, merged by id, into the
+// questions of A at the places pass lists (each also asked by B); the
+// result is indexed by A's questions, nil for those not in pass.
+func mergeQuestions(a, b *RunData, opt Options, pass []int) ([]*pairedQuestion, error) {
+	qs := make([]*pairedQuestion, len(a.Questions))
+	// The paired items' ids, once for every question's records.
+	names := metrics.NewItemNames(max(a.ItemsHint, 0))
+	for _, i := range pass {
+		e := a.Questions[i]
+		posB := posInB(a, b, i)
+		qs[i] = newPairedQuestion(e.ID, uint64(i), posB, &a.Questions[i].Question, &b.Questions[posB].Question, a, b, names, opt)
 	}
 	nextA, stopA := pull(a.items())
 	defer stopA()

@@ -486,8 +486,11 @@ func NewRecColumns(t provider.QuestionType, n int, names *ItemNames) *RecColumns
 	return c
 }
 
-func (c *RecColumns) stride() int {
-	switch c.typ {
+func (c *RecColumns) stride() int { return recStride(c.typ) }
+
+// recStride is how many float64s RecColumns keeps per Rec of type t.
+func recStride(t provider.QuestionType) int {
+	switch t {
 	case provider.Noul:
 		return 1
 	case provider.Choice:
@@ -495,6 +498,10 @@ func (c *RecColumns) stride() int {
 	}
 	return 7
 }
+
+// RecColumnBytes is what RecColumns of a question of type t hold per Rec:
+// its item's place, label, decision, flags and values.
+func RecColumnBytes(t provider.QuestionType) int { return 4 + 8 + 1 + 8*recStride(t) }
 
 // Len is the number of Recs held.
 func (c *RecColumns) Len() int { return len(c.ids) }

@@ -50,10 +50,11 @@ func CompareRuns(ctx context.Context, db *store.DB, refA, refB string, opt *Comp
 // CompareStored compares two runs already resolved (b the candidate
 // against a, the baseline), with opt (nil: DefaultCompareOptions);
 // progress, when set, hears how many of the two runs' items have been
-// read (Read of Total, the runs' item counts), every compareProgressEvery
-// items and once when both are read (Read = Total; what remains is the
-// paired resampling), one call at a time from the goroutines reading the
-// runs. Cancel ctx to stop it.
+// read (Read of Total, the runs' item counts times the comparison's
+// passes), every compareProgressEvery items and once when every read has
+// ended (Read = Total; what remains is the last pass's paired
+// resampling), one call at a time from the goroutines reading the runs.
+// Cancel ctx to stop it.
 func CompareStored(ctx context.Context, db *store.DB, a, b *Run, opt *CompareOptions, progress func(LoadProgress)) (*Compared, error) {
 	if db == nil {
 		return nil, fmt.Errorf("no database (choose one with --db or $JEVLAB_DB)")
@@ -69,7 +70,11 @@ func CompareStored(ctx context.Context, db *store.DB, a, b *Run, opt *CompareOpt
 		}
 	}
 	if progress != nil {
-		countItems(&data, progress)
+		o := DefaultCompareOptions()
+		if opt != nil {
+			o = *opt
+		}
+		countItems(&data, compare.Passes(data[0], data[1], o), progress)
 	}
 	return compareData(a, b, data[0], data[1], opt)
 }
@@ -78,18 +83,18 @@ func CompareStored(ctx context.Context, db *store.DB, a, b *Run, opt *CompareOpt
 // progress reports.
 const compareProgressEvery = 8192
 
-// countItems makes both runs' item streams report progress: the items
-// read of both runs' counts, and Read = Total once both streams have
-// ended.
-func countItems(data *[2]compare.RunData, progress func(LoadProgress)) {
+// countItems makes both runs' item streams report progress over the
+// comparison's passes (each reads both runs): the items read of both
+// runs' counts times passes, and Read = Total once every read has ended.
+func countItems(data *[2]compare.RunData, passes int, progress func(LoadProgress)) {
 	var mu sync.Mutex
 	read, ended, streams := 0, 0, 0
 	for i := range data {
 		if data[i].Stream != nil {
-			streams++
+			streams += max(passes, 1)
 		}
 	}
-	total := max(data[0].ItemsHint, 0) + max(data[1].ItemsHint, 0)
+	total := (max(data[0].ItemsHint, 0) + max(data[1].ItemsHint, 0)) * max(passes, 1)
 	report := func(n int, end bool) {
 		mu.Lock()
 		defer mu.Unlock()

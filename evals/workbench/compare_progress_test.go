@@ -30,7 +30,7 @@ func TestCompareProgressCountsItems(t *testing.T) {
 	data[1] = compare.RunData{ItemsHint: 10_000, Stream: itemStream("b", 10_000, nil)}
 	var seen []LoadProgress
 	busy := false
-	countItems(&data, func(p LoadProgress) {
+	countItems(&data, 1, func(p LoadProgress) {
 		if busy {
 			t.Error("progress called while a call was running")
 		}
@@ -65,11 +65,39 @@ func TestCompareProgressCountsItems(t *testing.T) {
 	data[0] = compare.RunData{ItemsHint: 3, Stream: itemStream("a", 3, boom)}
 	data[1] = compare.RunData{}
 	seen = nil
-	countItems(&data, func(p LoadProgress) { seen = append(seen, p) })
+	countItems(&data, 1, func(p LoadProgress) { seen = append(seen, p) })
 	if err := data[0].Stream(func(*compare.Item) error { return nil }); !errors.Is(err, boom) {
 		t.Fatalf("stream error: %v", err)
 	}
 	if len(seen) != 1 || seen[0].Read != 3 || seen[0].Total != 3 {
 		t.Errorf("after an error: %+v", seen)
+	}
+}
+
+// Over two passes (each reading both runs) the total counts both reads,
+// and Read = Total comes only after the second.
+func TestCompareProgressOverPasses(t *testing.T) {
+	var data [2]compare.RunData
+	data[0] = compare.RunData{ItemsHint: 10, Stream: itemStream("a", 10, nil)}
+	data[1] = compare.RunData{ItemsHint: 10, Stream: itemStream("b", 10, nil)}
+	var seen []LoadProgress
+	countItems(&data, 2, func(p LoadProgress) { seen = append(seen, p) })
+	for range 2 {
+		for i := range data {
+			if err := data[i].Stream(func(*compare.Item) error { return nil }); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(seen) != 4 {
+		t.Fatalf("%d reports, want 4 (one as each read ends)", len(seen))
+	}
+	for i, p := range seen[:3] {
+		if p.Total != 40 || p.Read >= 40 {
+			t.Errorf("report %d: %+v, want below 40 of 40", i, p)
+		}
+	}
+	if last := seen[3]; last.Read != 40 || last.Total != 40 {
+		t.Errorf("last report %+v, want 40 of 40", last)
 	}
 }
