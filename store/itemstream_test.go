@@ -272,16 +272,25 @@ func TestItemStreamBoundsWhatItAllocates(t *testing.T) {
 	}
 }
 
-func TestDamagedStoredStreamIsAnError(t *testing.T) {
-	db := openTemp(t)
+// doneRun stores items in a new run of db and finishes it (done), which
+// stores its item stream.
+func doneRun(t *testing.T, db *DB, items []ItemResult) *Run {
+	t.Helper()
 	ctx := context.Background()
 	r := newRun(t, db, "a", "m")
-	if _, err := db.SaveItems(ctx, r.ID, oldItems(20)); err != nil {
+	if _, err := db.SaveItems(ctx, r.ID, items); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.FinishRun(ctx, r.ID, StatusDone, ""); err != nil {
 		t.Fatal(err)
 	}
+	return r
+}
+
+func TestDamagedStoredStreamIsAnError(t *testing.T) {
+	db := openTemp(t)
+	ctx := context.Background()
+	r := doneRun(t, db, oldItems(20))
 	z, err := zstd.NewWriter(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -364,13 +373,7 @@ func TestItemStreamMigrationStoresDoneRuns(t *testing.T) {
 func TestStaleItemStreamIsNotRead(t *testing.T) {
 	db := openTemp(t)
 	ctx := context.Background()
-	r := newRun(t, db, "a", "m")
-	if _, err := db.SaveItems(ctx, r.ID, oldItems(30)); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.FinishRun(ctx, r.ID, StatusDone, ""); err != nil {
-		t.Fatal(err)
-	}
+	r := doneRun(t, db, oldItems(30))
 	if _, err := db.sql.Exec(`CREATE TABLE kept AS SELECT * FROM item_streams`); err != nil {
 		t.Fatal(err)
 	}
