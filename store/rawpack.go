@@ -132,9 +132,16 @@ type rowQueryer interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
+// maxInflated bounds what one stored value (an item's packed answers, a
+// raw answer, a response) may inflate to: four times the largest response
+// the client accepts. A value past it is damaged, or made to exhaust
+// memory.
+const maxInflated = 4 * 64 << 20
+
 // rawUnpacker inflates stored raw answers, reading each dictionary once.
 type rawUnpacker struct {
 	db    rowQueryer
+	max   int // what a value may inflate to (0: maxInflated)
 	dicts map[int64][]byte
 	fr    io.ReadCloser
 	src   bytes.Reader
@@ -172,8 +179,16 @@ func (u *rawUnpacker) unpackShared(ctx context.Context, b []byte, id int64) ([]b
 		return nil, err
 	}
 	u.out.Reset()
-	if _, err := u.out.ReadFrom(u.fr); err != nil {
+	limit := u.max
+	if limit <= 0 {
+		limit = maxInflated
+	}
+	if _, err := u.out.ReadFrom(io.LimitReader(u.fr, int64(limit)+1)); err != nil {
 		return nil, fmt.Errorf("raw answer: %w", err)
+	}
+	if u.out.Len() > limit {
+		u.out = bytes.Buffer{} // not kept for the next value
+		return nil, fmt.Errorf("stored value inflates past %d MB: the database is damaged", limit>>20)
 	}
 	return u.out.Bytes(), nil
 }

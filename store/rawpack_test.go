@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/klauspost/compress/flate"
 )
 
 func longRaw(i int) json.RawMessage {
@@ -141,5 +144,37 @@ func TestParseFloatsExact(t *testing.T) {
 		if _, err := parseFloats([]byte(bad)); err == nil {
 			t.Errorf("%q parsed", bad)
 		}
+	}
+}
+
+// A stored value that inflates past the bound (a damaged database, or one
+// made to exhaust memory) is an error, read no further than the bound.
+func TestInflateIsBounded(t *testing.T) {
+	db := openTemp(t)
+	ctx := context.Background()
+	dict := []byte(`{"type":"noul","noul":0.5}`)
+	res, err := db.sql.Exec(`INSERT INTO raw_dicts (body) VALUES (?)`, dict)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := res.LastInsertId()
+	var buf bytes.Buffer
+	w, err := flate.NewWriterDict(&buf, flate.BestSpeed, dict)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(make([]byte, 1<<20+1))
+	w.Close()
+	u := rawUnpacker{db: db.sql, max: 1 << 20}
+	if _, err := u.unpack(ctx, buf.Bytes(), id); err == nil || !strings.Contains(err.Error(), "inflates past 1 MB") {
+		t.Fatalf("a value inflating past the bound: %v", err)
+	}
+	// At the bound it reads, and the unpacker goes on working.
+	buf.Reset()
+	w.Reset(&buf)
+	w.Write(make([]byte, 1<<20))
+	w.Close()
+	if out, err := u.unpack(ctx, buf.Bytes(), id); err != nil || len(out) != 1<<20 {
+		t.Fatalf("a value at the bound: %d bytes, %v", len(out), err)
 	}
 }
