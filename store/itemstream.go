@@ -53,6 +53,7 @@ import (
 //	    dist    the box's top, bottom, left, right (stBox)
 //	    uvarint answer id (string index)        (stID: differs from the
 //	            question id)
+//	    (stHasConfidence, no bytes: the answer has a confidence, even 0)
 //
 // where str is a uvarint length and the bytes and dist is dist.go's form,
 // so every number reads back bit for bit.
