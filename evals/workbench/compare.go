@@ -107,7 +107,7 @@ func countItems(data *[2]compare.RunData, passes int, progress func(LoadProgress
 			total = max(total, read)
 			progress(LoadProgress{Read: total, Total: total})
 		default:
-			// Never Read = Total before both have ended: the hint may count
+			// Never Read = Total before every read has ended: the hint may count
 			// an item more than the streams hold.
 			progress(LoadProgress{Read: min(read, max(total-1, 0)), Total: total})
 		}
